@@ -1,0 +1,61 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// OpenCV 4.6 from Debian (libopencv-dev). Its headers are C++, so only the
+// CSightlineOpenCV shim reads them; Swift sees a C header.
+let openCVLibraries = [
+    "opencv_core", "opencv_imgproc", "opencv_imgcodecs", "opencv_videoio",
+].map { LinkerSetting.linkedLibrary($0) }
+
+let package = Package(
+    name: "Sightline",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "sightline", targets: ["sightline"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
+    ],
+    targets: [
+        .target(
+            name: "CSightlineOpenCV",
+            cxxSettings: [.unsafeFlags(["-I/usr/include/opencv4"])],
+            linkerSettings: openCVLibraries + [.linkedLibrary("stdc++")]
+        ),
+        .target(
+            name: "CSightlineLWS",
+            linkerSettings: [.linkedLibrary("websockets")]
+        ),
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg",
+                       providers: [.apt(["libturbojpeg0-dev"])]),
+        .target(
+            name: "CSightlineV4L2",
+            linkerSettings: [.linkedLibrary("v4l2")]
+        ),
+        .target(
+            name: "SightlineCore",
+            dependencies: [
+                "CSightlineOpenCV", "CSightlineLWS", "CTurboJPEG", "CSightlineV4L2",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "sightline",
+            dependencies: [
+                "SightlineCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "SightlineCoreTests",
+            dependencies: ["SightlineCore"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+    ]
+)

@@ -1,0 +1,47 @@
+// sightline_lws.h: what Swift cannot do with libwebsockets by itself.
+//
+// Why it exists: LWS_PRE is a computed macro, the context-creation struct
+// wants a protocols array that outlives the context, and header writing
+// goes through unsigned char ** cursors. Everything else in libwebsockets
+// (lws_write, lws_service, lws_callback_on_writable, ...) Swift calls
+// directly; the server's logic lives in Swift (Sources/SightlineCore/Server).
+#ifndef SIGHTLINE_LWS_H
+#define SIGHTLINE_LWS_H
+
+#include <libwebsockets.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// The headroom lws_write() needs before the payload.
+int sl_lws_pre(void);
+
+// Creates a context with one vhost listening on iface:port (port 0 picks a
+// free one) and one protocol, "sightline", that receives both HTTP and
+// WebSocket callbacks. rx_buffer bounds a single WebSocket receive.
+// Returns NULL on failure. *bound_port receives the port actually bound.
+struct lws_context *sl_lws_create_context(const char *iface, int port,
+                                          lws_callback_function *callback,
+                                          size_t rx_buffer, int *bound_port);
+
+// Writes an HTTP response head: status, content type, content length
+// (negative: none, the connection closes after the body) and `count`
+// extra headers (names end in ':'). Returns 0 on success.
+int sl_lws_write_http_head(struct lws *wsi, unsigned int status,
+                           const char *content_type, int64_t content_length,
+                           const char *const *names, const char *const *values,
+                           int count);
+
+// Copies a request header by its name (lowercase, ending in ':'), custom
+// or known. Returns the length copied or -1 when absent.
+int sl_lws_header(struct lws *wsi, const char *name, char *buffer, int length);
+
+// Routes lws's own log lines to `emit` at the given level mask.
+void sl_lws_set_logging(int levels, void (*emit)(int level, const char *line));
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,78 @@
+// See include/sightline_lws.h for why each function exists.
+#include "sightline_lws.h"
+#include <string.h>
+#include <stdlib.h>
+
+int sl_lws_pre(void) { return LWS_PRE; }
+
+struct lws_context *sl_lws_create_context(const char *iface, int port,
+                                          lws_callback_function *callback,
+                                          size_t rx_buffer, int *bound_port) {
+    // The protocols array must outlive the context; one per context.
+    struct lws_protocols *protocols = calloc(2, sizeof *protocols);
+    if (!protocols) return NULL;
+    protocols[0].name = "sightline";
+    protocols[0].callback = callback;
+    protocols[0].per_session_data_size = 0;
+    protocols[0].rx_buffer_size = rx_buffer;
+
+    struct lws_context_creation_info info;
+    memset(&info, 0, sizeof info);
+    info.port = port == 0 ? CONTEXT_PORT_NO_LISTEN_SERVER : port;
+    info.iface = iface;
+    info.protocols = protocols;
+    info.gid = -1;
+    info.uid = -1;
+    info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 | LWS_SERVER_OPTION_DISABLE_IPV6;
+    info.timeout_secs = 10;
+    info.max_http_header_data = 4096;
+    info.max_http_header_pool = 64;
+    info.vhost_name = "sightline";
+    if (port == 0) info.port = 0;
+
+    struct lws_context *context = lws_create_context(&info);
+    if (!context) { free(protocols); return NULL; }
+    struct lws_vhost *vhost = lws_get_vhost_by_name(context, "sightline");
+    if (bound_port) *bound_port = vhost ? lws_get_vhost_listen_port(vhost) : port;
+    return context;
+}
+
+int sl_lws_write_http_head(struct lws *wsi, unsigned int status,
+                           const char *content_type, int64_t content_length,
+                           const char *const *names, const char *const *values,
+                           int count) {
+    unsigned char buffer[LWS_PRE + 4096];
+    unsigned char *start = buffer + LWS_PRE, *p = start, *end = buffer + sizeof buffer - 1;
+    lws_filepos_t length = content_length < 0 ? LWS_ILLEGAL_HTTP_CONTENT_LEN : (lws_filepos_t)content_length;
+    if (lws_add_http_common_headers(wsi, status, content_type, length, &p, end)) return -1;
+    for (int i = 0; i < count; i++) {
+        if (lws_add_http_header_by_name(wsi, (const unsigned char *)names[i],
+                                        (const unsigned char *)values[i],
+                                        (int)strlen(values[i]), &p, end)) return -1;
+    }
+    if (lws_finalize_write_http_header(wsi, start, &p, end)) return -1;
+    return 0;
+}
+
+int sl_lws_header(struct lws *wsi, const char *name, char *buffer, int length) {
+    static const struct { const char *name; enum lws_token_indexes token; } known[] = {
+        {"authorization:", WSI_TOKEN_HTTP_AUTHORIZATION},
+        {"content-type:", WSI_TOKEN_HTTP_CONTENT_TYPE},
+        {"content-length:", WSI_TOKEN_HTTP_CONTENT_LENGTH},
+        {"host:", WSI_TOKEN_HOST},
+        {"origin:", WSI_TOKEN_ORIGIN},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        if (strcmp(known[i].name, name) == 0) {
+            if (lws_hdr_total_length(wsi, known[i].token) <= 0) return -1;
+            return lws_hdr_copy(wsi, buffer, length, known[i].token);
+        }
+    }
+    int n = lws_hdr_custom_length(wsi, name, (int)strlen(name));
+    if (n < 0) return -1;
+    return lws_hdr_custom_copy(wsi, buffer, length, name, (int)strlen(name));
+}
+
+void sl_lws_set_logging(int levels, void (*emit)(int level, const char *line)) {
+    lws_set_log_level(levels, emit);
+}

@@ -1,0 +1,124 @@
+// Image I/O and pixel operations for Swift (see sightline_opencv.h).
+#include "Shim.hpp"
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+using namespace sightline;
+
+extern "C" slcv_image slcv_mat_view(const slcv_mat *mat) { return view(mat->mat); }
+extern "C" void slcv_mat_release(slcv_mat *mat) { delete mat; }
+
+static int finishDecode(cv::Mat decoded, slcv_mat **out, slcv_error *err) {
+    if (decoded.empty()) return fail(err, 2, "the image could not be decoded");
+    if (decoded.depth() != CV_8U) return fail(err, 3, "only 8-bit images are supported");
+    *out = new slcv_mat{decoded};
+    return 0;
+}
+
+extern "C" int slcv_decode(const uint8_t *bytes, size_t length, int channels, slcv_mat **out, slcv_error *err) {
+    return guarded(err, [&] {
+        cv::Mat raw(1, (int)length, CV_8UC1, (void *)bytes);
+        int flags = channels == 1 ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR;
+        return finishDecode(cv::imdecode(raw, flags), out, err);
+    });
+}
+
+extern "C" int slcv_imread(const char *path, int channels, slcv_mat **out, slcv_error *err) {
+    return guarded(err, [&] {
+        int flags = channels == 1 ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR;
+        return finishDecode(cv::imread(path, flags), out, err);
+    });
+}
+
+extern "C" int slcv_imwrite(const char *path, slcv_image image, slcv_error *err) {
+    return guarded(err, [&] {
+        return cv::imwrite(path, wrap(image)) ? 0 : fail(err, 4, "the image could not be written");
+    });
+}
+
+extern "C" int slcv_resize(slcv_image src, slcv_image dst, int interpolation, slcv_error *err) {
+    return guarded(err, [&] {
+        cv::Mat out = wrap(dst);
+        cv::resize(wrap(src), out, out.size(), 0, 0, interpolation);
+        return 0;
+    });
+}
+
+extern "C" int slcv_bgr_to_gray(slcv_image src, slcv_image dst, slcv_error *err) {
+    return guarded(err, [&] {
+        cv::Mat out = wrap(dst);
+        cv::cvtColor(wrap(src), out, cv::COLOR_BGR2GRAY);
+        return 0;
+    });
+}
+
+extern "C" int slcv_gray_to_bgr(slcv_image src, slcv_image dst, slcv_error *err) {
+    return guarded(err, [&] {
+        cv::Mat out = wrap(dst);
+        cv::cvtColor(wrap(src), out, cv::COLOR_GRAY2BGR);
+        return 0;
+    });
+}
+
+extern "C" int slcv_yuyv_to_bgr(const uint8_t *yuyv, int width, int height, int stride, slcv_image dst, slcv_error *err) {
+    return guarded(err, [&] {
+        cv::Mat in(height, width, CV_8UC2, (void *)yuyv, (size_t)stride);
+        cv::Mat out = wrap(dst);
+        cv::cvtColor(in, out, cv::COLOR_YUV2BGR_YUYV);
+        return 0;
+    });
+}
+
+extern "C" int slcv_add_noise(slcv_image image, uint64_t seed, double sigma, slcv_error *err) {
+    return guarded(err, [&] {
+        cv::Mat target = wrap(image);
+        cv::Mat noise(target.size(), CV_16SC(target.channels()));
+        cv::RNG rng(seed);
+        rng.fill(noise, cv::RNG::NORMAL, 0, sigma);
+        cv::Mat sum;
+        cv::add(target, noise, sum, cv::noArray(), CV_16S);
+        sum.convertTo(target, CV_8U);
+        return 0;
+    });
+}
+
+extern "C" int slcv_blur(slcv_image image, int ksize, double sigma, slcv_error *err) {
+    return guarded(err, [&] {
+        cv::Mat target = wrap(image);
+        cv::GaussianBlur(target, target, cv::Size(ksize, ksize), sigma);
+        return 0;
+    });
+}
+
+extern "C" int slcv_rotate(slcv_image src, slcv_image dst, double angle, slcv_error *err) {
+    return guarded(err, [&] {
+        cv::Mat in = wrap(src), out = wrap(dst);
+        cv::Point2f centre((in.cols - 1) / 2.0f, (in.rows - 1) / 2.0f);
+        cv::Mat m = cv::getRotationMatrix2D(centre, angle, 1.0);
+        cv::warpAffine(in, out, m, out.size(), cv::INTER_LINEAR, cv::BORDER_REPLICATE);
+        return 0;
+    });
+}
+
+extern "C" int slcv_match_template(slcv_image image, slcv_image templ, float *result, int result_stride, slcv_error *err) {
+    return guarded(err, [&] {
+        if (templ.width > image.width || templ.height > image.height)
+            return fail(err, 5, "template larger than image");
+        cv::Mat out(image.height - templ.height + 1, image.width - templ.width + 1, CV_32FC1,
+                    result, (size_t)result_stride * sizeof(float));
+        cv::matchTemplate(wrap(image), wrap(templ), out, cv::TM_CCOEFF_NORMED);
+        return 0;
+    });
+}
+
+extern "C" int slcv_mean_stddev(slcv_image image, double *mean, double *stddev, slcv_error *err) {
+    return guarded(err, [&] {
+        cv::Mat flat = wrap(image);
+        flat = flat.reshape(1, flat.rows);  // all channels together
+        cv::Scalar m, s;
+        cv::meanStdDev(flat, m, s);
+        *mean = m[0];
+        *stddev = s[0];
+        return 0;
+    });
+}

@@ -1,0 +1,86 @@
+// sightline_opencv.h: the C face of the OpenCV shim.
+//
+// Why it exists: OpenCV's API is C++, and Swift must never parse its headers
+// or see its exceptions. Every function here catches cv::Exception (and any
+// other exception) and returns a non-zero code with a message in `err`;
+// Swift turns that into a thrown error in exactly one place (OpenCVError.swift).
+//
+// Pixel memory is owned by the caller: an slcv_image is a view (pointer,
+// size, row stride in bytes, channels) that the shim wraps in a cv::Mat
+// without copying. Only decode/capture results are owned by the shim, behind
+// an opaque slcv_mat handle that Swift copies out of and releases.
+#ifndef SIGHTLINE_OPENCV_H
+#define SIGHTLINE_OPENCV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct slcv_error {
+    int code;            // 0 when fine
+    char message[512];
+} slcv_error;
+
+typedef struct slcv_image {
+    uint8_t *data;
+    int width;
+    int height;
+    int stride;          // bytes per row
+    int channels;        // 1 (gray) or 3 (BGR)
+} slcv_image;
+
+typedef struct slcv_mat slcv_mat;          // owned by the shim
+typedef struct slcv_capture slcv_capture;  // cv::VideoCapture
+
+// Interpolation modes (cv::InterpolationFlags values).
+enum { SLCV_INTER_NEAREST = 0, SLCV_INTER_LINEAR = 1, SLCV_INTER_AREA = 3 };
+
+// --- owned matrices -----------------------------------------------------
+slcv_image slcv_mat_view(const slcv_mat *mat);
+void slcv_mat_release(slcv_mat *mat);
+
+// --- image files and bytes ----------------------------------------------
+// Decodes bytes (any format OpenCV reads) to 8-bit BGR (channels=3) or gray (1).
+int slcv_decode(const uint8_t *bytes, size_t length, int channels, slcv_mat **out, slcv_error *err);
+int slcv_imread(const char *path, int channels, slcv_mat **out, slcv_error *err);
+// Writes by extension (.png, .jpg).
+int slcv_imwrite(const char *path, slcv_image image, slcv_error *err);
+
+// --- pixel operations (dst is caller-owned, any ROI view) ----------------
+int slcv_resize(slcv_image src, slcv_image dst, int interpolation, slcv_error *err);
+int slcv_bgr_to_gray(slcv_image src, slcv_image dst, slcv_error *err);
+int slcv_gray_to_bgr(slcv_image src, slcv_image dst, slcv_error *err);
+// YUYV (4:2:2 packed, width*2 bytes a row) to BGR.
+int slcv_yuyv_to_bgr(const uint8_t *yuyv, int width, int height, int stride, slcv_image dst, slcv_error *err);
+// Adds Gaussian noise of the given sigma, from a cv::RNG seeded with `seed`.
+int slcv_add_noise(slcv_image image, uint64_t seed, double sigma, slcv_error *err);
+// Gaussian blur in place (ksize odd, sigma may be 0).
+int slcv_blur(slcv_image image, int ksize, double sigma, slcv_error *err);
+// Rotates src about its centre by angle degrees (counter-clockwise positive,
+// as cv::getRotationMatrix2D) into dst of the same size, border replicated.
+int slcv_rotate(slcv_image src, slcv_image dst, double angle, slcv_error *err);
+
+// --- template matching --------------------------------------------------
+// TM_CCOEFF_NORMED of templ over image; writes the score map into `result`
+// ((image.w - templ.w + 1) x (image.h - templ.h + 1) floats, row stride
+// result_stride floats). Both images must have the same channel count.
+int slcv_match_template(slcv_image image, slcv_image templ, float *result, int result_stride, slcv_error *err);
+// Mean and standard deviation over all channels of an image.
+int slcv_mean_stddev(slcv_image image, double *mean, double *stddev, slcv_error *err);
+
+// --- video capture (files and stream URLs through FFmpeg) ----------------
+int slcv_capture_open(const char *uri, slcv_capture **out, slcv_error *err);
+// Reads the next frame into a capture-owned matrix; *got is 0 at end of stream.
+int slcv_capture_read(slcv_capture *cap, int *got, slcv_image *frame, slcv_error *err);
+double slcv_capture_fps(slcv_capture *cap);
+double slcv_capture_frame_count(slcv_capture *cap);
+int slcv_capture_rewind(slcv_capture *cap, slcv_error *err);
+void slcv_capture_release(slcv_capture *cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

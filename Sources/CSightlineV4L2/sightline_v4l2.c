@@ -1,0 +1,1 @@
+int sl_v4l2_placeholder(void) { return 0; }

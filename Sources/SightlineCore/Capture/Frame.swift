@@ -1,0 +1,47 @@
+import Foundation
+
+/// A numbered frame on its way through the pipeline.
+public struct Frame: Sendable {
+    /// Capture sequence number, strictly increasing for the server's lifetime.
+    public let seq: UInt64
+    /// Wall-clock capture time, Unix seconds (what clients see as capturedAt).
+    public let capturedAt: Double
+    /// Monotonic capture time in nanoseconds (for ages and budgets).
+    public let capturedNanos: UInt64
+    public let image: ImageBuffer
+    public let groundTruth: [GroundTruthBox]
+
+    public init(seq: UInt64, capturedAt: Double, capturedNanos: UInt64, image: ImageBuffer,
+                groundTruth: [GroundTruthBox] = []) {
+        self.seq = seq
+        self.capturedAt = capturedAt
+        self.capturedNanos = capturedNanos
+        self.image = image
+        self.groundTruth = groundTruth
+    }
+}
+
+/// Monotonic time in nanoseconds (CLOCK_MONOTONIC).
+public enum MonotonicClock {
+    public static func nanos() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    public static func wallSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// Sleeps until the monotonic deadline (returns at once if it has passed).
+    public static func sleep(until deadline: UInt64) {
+        let now = nanos()
+        guard deadline > now else { return }
+        let delta = deadline - now
+        var request = timespec(tv_sec: Int(delta / 1_000_000_000), tv_nsec: Int(delta % 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+    }
+}

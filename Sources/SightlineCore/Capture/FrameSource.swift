@@ -1,0 +1,80 @@
+import Foundation
+
+/// What a source says about the frames it will give, once opened.
+public struct SourceFormat: Sendable, Equatable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+    public var fps: Double
+    /// How the pixels arrived (for example "YUYV", "MJPG", "ffmpeg", "synthetic").
+    public var pixelFormat: String
+
+    public init(width: Int, height: Int, fps: Double, pixelFormat: String) {
+        self.width = width
+        self.height = height
+        self.fps = fps
+        self.pixelFormat = pixelFormat
+    }
+
+    public var description: String { "\(width)x\(height) @ \(fps) fps (\(pixelFormat))" }
+}
+
+/// A box the source knows to be true (the demo's template), in pixels.
+public struct GroundTruthBox: Sendable, Equatable, Codable {
+    public var label: String
+    public var x: Double, y: Double, w: Double, h: Double
+    public init(label: String, x: Double, y: Double, w: Double, h: Double) {
+        self.label = label; self.x = x; self.y = y; self.w = w; self.h = h
+    }
+}
+
+/// One image as a source produced it, before the capture loop numbers it.
+public struct CapturedImage: Sendable {
+    public var image: ImageBuffer
+    public var groundTruth: [GroundTruthBox]
+    public init(image: ImageBuffer, groundTruth: [GroundTruthBox] = []) {
+        self.image = image
+        self.groundTruth = groundTruth
+    }
+}
+
+/// How a source wants to be paced by the capture loop.
+public enum SourcePacing: Sendable, Equatable {
+    /// `nextImage()` blocks until the device has a frame (cameras, streams).
+    case device
+    /// The capture loop sleeps to the source's fps between frames (files, demo).
+    case fixedRate
+    /// As fast as the pipeline takes frames (`file:...?pace=max`).
+    case pipeline
+}
+
+public enum SourceError: Error, CustomStringConvertible, Sendable, Equatable {
+    case cannotOpen(String)
+    case vanished(String)
+    case endOfStream
+    case timeout(String)
+    case unsupported(String)
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let why): return "cannot open: \(why)"
+        case .vanished(let why): return "source vanished: \(why)"
+        case .endOfStream: return "end of stream"
+        case .timeout(let why): return "timed out: \(why)"
+        case .unsupported(let why): return "unsupported: \(why)"
+        }
+    }
+}
+
+/// A producer of BGR frames. All methods are called on the capture thread
+/// that owns the source (see CaptureLoop); a source needs no lock of its own.
+public protocol FrameSource: AnyObject {
+    /// A short human name, for logs and /api/state.
+    var name: String { get }
+    var pacing: SourcePacing { get }
+    /// Opens (or reopens after a failure) and reports what it will deliver.
+    func open() throws -> SourceFormat
+    /// The next image. Throws SourceError when the source fails or vanishes.
+    func nextImage() throws -> CapturedImage
+    /// Releases the device or file; open() may be called again afterwards.
+    func close()
+}

@@ -1,0 +1,46 @@
+import CTurboJPEG
+import Foundation
+
+/// Decodes JPEG to BGR with TurboJPEG (MJPEG cameras, tests, snapshots).
+///
+/// Ownership: not thread-safe; one decoder per thread.
+public final class JPEGDecoder {
+    private let handle: tjhandle
+
+    public init() throws {
+        guard let handle = tjInitDecompress() else { throw JPEGError(message: "tjInitDecompress failed") }
+        self.handle = handle
+    }
+
+    deinit { tjDestroy(handle) }
+
+    /// Width and height from the JPEG header, without decoding the pixels.
+    public func size(of jpeg: Data) throws -> (width: Int, height: Int) {
+        var width: Int32 = 0, height: Int32 = 0, samp: Int32 = 0, colorspace: Int32 = 0
+        let status = jpeg.withUnsafeBytes { raw in
+            tjDecompressHeader3(handle, raw.bindMemory(to: UInt8.self).baseAddress, UInt(raw.count),
+                                &width, &height, &samp, &colorspace)
+        }
+        try JPEGError.check(status, handle)
+        return (Int(width), Int(height))
+    }
+
+    /// Decodes into a new BGR buffer.
+    public func decode(_ jpeg: Data) throws -> ImageBuffer {
+        let (width, height) = try size(of: jpeg)
+        guard width > 0, height > 0 else { throw JPEGError(message: "empty image") }
+        let image = ImageBuffer(width: width, height: height, channels: 3)
+        try decode(jpeg, into: image)
+        return image
+    }
+
+    /// Decodes into an existing BGR buffer of the JPEG's size.
+    public func decode(_ jpeg: Data, into image: ImageBuffer) throws {
+        let status = jpeg.withUnsafeBytes { raw in
+            tjDecompress2(handle, raw.bindMemory(to: UInt8.self).baseAddress, UInt(raw.count), image.bytes,
+                          Int32(image.width), Int32(image.stride), Int32(image.height),
+                          Int32(TJPF_BGR.rawValue), TJFLAG_FASTDCT)
+        }
+        try JPEGError.check(status, handle)
+    }
+}
