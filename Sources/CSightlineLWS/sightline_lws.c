@@ -7,7 +7,8 @@ int sl_lws_pre(void) { return LWS_PRE; }
 
 struct lws_context *sl_lws_create_context(const char *iface, int port,
                                           lws_callback_function *callback,
-                                          size_t rx_buffer, int *bound_port) {
+                                          size_t rx_buffer, void *user,
+                                          int *bound_port) {
     // The protocols array must outlive the context; one per context.
     struct lws_protocols *protocols = calloc(2, sizeof *protocols);
     if (!protocols) return NULL;
@@ -18,7 +19,7 @@ struct lws_context *sl_lws_create_context(const char *iface, int port,
 
     struct lws_context_creation_info info;
     memset(&info, 0, sizeof info);
-    info.port = port == 0 ? CONTEXT_PORT_NO_LISTEN_SERVER : port;
+    info.port = port;
     info.iface = iface;
     info.protocols = protocols;
     info.gid = -1;
@@ -28,7 +29,7 @@ struct lws_context *sl_lws_create_context(const char *iface, int port,
     info.max_http_header_data = 4096;
     info.max_http_header_pool = 64;
     info.vhost_name = "sightline";
-    if (port == 0) info.port = 0;
+    info.user = user;
 
     struct lws_context *context = lws_create_context(&info);
     if (!context) { free(protocols); return NULL; }

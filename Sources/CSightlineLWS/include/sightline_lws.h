@@ -21,10 +21,12 @@ int sl_lws_pre(void);
 // Creates a context with one vhost listening on iface:port (port 0 picks a
 // free one) and one protocol, "sightline", that receives both HTTP and
 // WebSocket callbacks. rx_buffer bounds a single WebSocket receive.
+// `user` is what lws_context_user() gives back in callbacks.
 // Returns NULL on failure. *bound_port receives the port actually bound.
 struct lws_context *sl_lws_create_context(const char *iface, int port,
                                           lws_callback_function *callback,
-                                          size_t rx_buffer, int *bound_port);
+                                          size_t rx_buffer, void *user,
+                                          int *bound_port);
 
 // Writes an HTTP response head: status, content type, content length
 // (negative: none, the connection closes after the body) and `count`

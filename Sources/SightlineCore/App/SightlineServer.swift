@@ -1,0 +1,120 @@
+import Foundation
+import Logging
+
+/// The running server: wires a source, the capture loop, the pipeline and
+/// the libwebsockets server together and owns them until `stop()`.
+///
+/// Threads: `start` and `stop` are called from the main thread. The parts
+/// run on their own threads (capture, pipeline, lws service); what they
+/// share (mailbox, latest-frame slot, stats, template library) is guarded
+/// by those types' own locks.
+public final class SightlineServer: @unchecked Sendable {
+    public let settings: ServeSettings
+    public let stats = PipelineStats()
+    public let templates: TemplateLibrary
+    public let token: AccessToken
+    private let logger: Logger
+    private let startedAt = MonotonicClock.nanos()
+    private let mailbox = FrameMailbox()
+    private let frames = LatestFrameSlot()
+    private let capture: CaptureLoop
+    private let pipeline: Pipeline
+    private var server: StreamServer!
+
+    public init(settings: ServeSettings, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        try settings.validate()
+        self.settings = settings
+        self.logger = logger
+        try FileManager.default.createDirectory(atPath: settings.dataDir, withIntermediateDirectories: true)
+        token = try AccessToken.resolve(environment: environment, configured: settings.token, dataDir: settings.dataDir)
+        if token.origin == .generated {
+            logger.notice("generated an access token for mutating calls",
+                          metadata: ["file": "\((settings.dataDir as NSString).appendingPathComponent("token"))",
+                                     "token": "\(token.value)"])
+        }
+
+        var factory = SourceFactory()
+        factory.cameraWidth = settings.cameraWidth
+        factory.cameraHeight = settings.cameraHeight
+        factory.cameraFPS = settings.cameraFPS
+        factory.demoTemplatePath = settings.demoTemplate
+        let (source, resolved) = try factory.make(SourceSpec.parse(settings.source))
+
+        var loaded = try settings.templates.map { argument -> Template in
+            do {
+                return try Template.load(argument: argument).with(threshold: settings.templateThreshold)
+            } catch {
+                throw ConfigError.invalid("template \(argument): \(error)")
+            }
+        }
+        if loaded.isEmpty, case .demo = resolved {
+            loaded.append(try Template(name: SourceFactory.demoLabel, image: factory.demoTemplate(),
+                                       threshold: settings.templateThreshold))
+        }
+        templates = TemplateLibrary(loaded)
+        for template in loaded {
+            logger.info("template loaded", metadata: ["name": "\(template.name)",
+                                                      "size": "\(template.image.width)x\(template.image.height)"])
+        }
+
+        capture = CaptureLoop(source: source, spec: settings.source, mailbox: mailbox, stats: stats, logger: logger)
+        var matcherOptions = TemplateMatcher.Options()
+        matcherOptions.frameScale = settings.frameScale
+        let matcher = TemplateMatcher(options: matcherOptions)
+        var pipelineOptions = Pipeline.Options()
+        pipelineOptions.debugDelaySeconds = settings.debugStageDelayMs / 1000
+        let capture = self.capture
+        let wake = WakeRelay()
+        pipeline = Pipeline(mailbox: mailbox, stats: stats,
+                            stages: [ConvertStage(matcher: matcher), TemplateStage(matcher: matcher, library: templates)],
+                            encoder: try JPEGEncoder(quality: settings.jpegQuality), output: frames,
+                            options: pipelineOptions, logger: logger,
+                            budgetSeconds: { 1.0 / (capture.status.format?.fps ?? 30) },
+                            onPublish: { wake.fire() })
+
+        var serverOptions = StreamServer.Options()
+        serverOptions.host = settings.host
+        serverOptions.port = settings.port
+        let routes = Routes(app: self, staticFiles: StaticFiles(root: settings.webRoot))
+        server = StreamServer(options: serverOptions, frames: frames, stats: stats, logger: logger) { request in
+            routes.respond(to: request)
+        }
+        wake.target = server
+    }
+
+    public var port: Int { server.boundPort }
+    public var latestFrame: EncodedFrame? { frames.latest }
+
+    public func start() throws {
+        try server.start()
+        capture.start()
+        pipeline.start()
+        logger.info("serving", metadata: ["url": "http://\(settings.host):\(server.boundPort)/",
+                                          "source": "\(settings.source)"])
+    }
+
+    public func stop() {
+        capture.stop()
+        pipeline.stop()
+        server.stop()
+    }
+
+    public func state() -> ServerState {
+        ServerState(version: SightlineVersion.string, uptimeSeconds: uptime, status: capture.status,
+                    stats: stats.snapshot(), clients: server.clientCounts, templates: templates.all)
+    }
+
+    public func metricsText() -> String {
+        PrometheusText.render(stats: stats.snapshot(), status: capture.status, clients: server.clientCounts,
+                              templates: templates.all.count, uptime: uptime)
+    }
+
+    private var uptime: Double { Double(MonotonicClock.nanos() - startedAt) / 1e9 }
+}
+
+/// Lets the pipeline wake the server that is made after it. Set once on
+/// the main thread before anything starts, read from the pipeline thread.
+final class WakeRelay: @unchecked Sendable {
+    weak var target: StreamServer?
+    func fire() { target?.wake() }
+}

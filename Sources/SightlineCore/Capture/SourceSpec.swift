@@ -1,0 +1,91 @@
+import Foundation
+
+/// A parsed `--source` value (see DESIGN.md, "Sources").
+public enum SourceSpec: Sendable, Equatable {
+    case auto
+    case demo(DemoSource.Options)
+    case v4l2(path: String)
+    case file(path: String, pace: FilePace, fps: Double?)
+    case stream(url: String)
+
+    public static func parse(_ text: String) throws -> SourceSpec {
+        let (head, query) = split(text)
+        switch head {
+        case "auto":
+            return .auto
+        case "demo":
+            var options = DemoSource.Options()
+            for (key, value) in query {
+                switch key {
+                case "size":
+                    let parts = value.split(separator: "x").compactMap { Int($0) }
+                    guard parts.count == 2, parts[0] >= 160, parts[1] >= 120, parts[0] <= 3840, parts[1] <= 2160 else {
+                        throw SourceSpecError("demo size must be WxH between 160x120 and 3840x2160, got '\(value)'")
+                    }
+                    options.width = parts[0]
+                    options.height = parts[1]
+                case "fps":
+                    guard let fps = Double(value), fps > 0, fps <= 240 else {
+                        throw SourceSpecError("demo fps must be in (0, 240], got '\(value)'")
+                    }
+                    options.fps = fps
+                case "seed":
+                    guard let seed = UInt64(value) else { throw SourceSpecError("demo seed must be a whole number") }
+                    options.seed = seed
+                case "noise":
+                    guard let noise = Double(value), noise >= 0 else { throw SourceSpecError("demo noise must be >= 0") }
+                    options.noiseSigma = noise
+                default:
+                    throw SourceSpecError("unknown demo option '\(key)' (size, fps, seed, noise)")
+                }
+            }
+            return .demo(options)
+        default:
+            break
+        }
+        if head.hasPrefix("v4l2:") {
+            let path = String(head.dropFirst(5))
+            guard path.hasPrefix("/dev/") else { throw SourceSpecError("v4l2 source needs a device path like v4l2:/dev/video0") }
+            return .v4l2(path: path)
+        }
+        if head.hasPrefix("file:") {
+            let path = String(head.dropFirst(5))
+            guard !path.isEmpty else { throw SourceSpecError("file source needs a path: file:PATH") }
+            var pace = FilePace.native
+            var fps: Double?
+            for (key, value) in query {
+                switch key {
+                case "pace":
+                    guard let parsed = FilePace(rawValue: value) else { throw SourceSpecError("pace must be native or max") }
+                    pace = parsed
+                case "fps":
+                    guard let parsed = Double(value), parsed > 0, parsed <= 240 else {
+                        throw SourceSpecError("fps must be in (0, 240]")
+                    }
+                    fps = parsed
+                default:
+                    throw SourceSpecError("unknown file option '\(key)' (pace, fps)")
+                }
+            }
+            return .file(path: path, pace: pace, fps: fps)
+        }
+        for scheme in ["rtsp://", "rtsps://", "http://", "https://", "rtmp://", "udp://", "tcp://"] where text.hasPrefix(scheme) {
+            return .stream(url: text)
+        }
+        throw SourceSpecError("unknown source '\(text)': use auto, demo, v4l2:/dev/videoN, file:PATH or a stream URL")
+    }
+
+    private static func split(_ text: String) -> (String, [(String, String)]) {
+        guard let mark = text.firstIndex(of: "?"), !text.contains("://") else { return (text, []) }
+        let pairs = text[text.index(after: mark)...].split(separator: "&").map { item -> (String, String) in
+            let kv = item.split(separator: "=", maxSplits: 1)
+            return (String(kv[0]), kv.count > 1 ? String(kv[1]) : "")
+        }
+        return (String(text[..<mark]), pairs)
+    }
+}
+
+public struct SourceSpecError: Error, CustomStringConvertible, Equatable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import Yams
+
+/// The configuration file (config/sightline.yaml), as written by people.
+/// Every field is optional; what is missing keeps its default. Unknown keys
+/// are refused so a typo does not silently do nothing.
+public struct SightlineConfig: Codable, Sendable, Equatable {
+    public struct Server: Codable, Sendable, Equatable {
+        public var host: String?
+        public var port: Int?
+        public var webRoot: String?
+    }
+
+    public struct Source: Codable, Sendable, Equatable {
+        public var spec: String?
+        public var width: Int?
+        public var height: Int?
+        public var fps: Double?
+    }
+
+    public struct Demo: Codable, Sendable, Equatable {
+        public var template: String?
+    }
+
+    public struct JPEG: Codable, Sendable, Equatable {
+        public var quality: Int?
+    }
+
+    public struct Templates: Codable, Sendable, Equatable {
+        public var threshold: Double?
+        public var frameScale: Double?
+        public var paths: [String]?
+    }
+
+    public var server: Server?
+    public var source: Source?
+    public var demo: Demo?
+    public var jpeg: JPEG?
+    public var templates: Templates?
+    public var dataDir: String?
+    public var token: String?
+    public var logLevel: String?
+
+    public init() {}
+
+    static let knownKeys: [String: Set<String>] = [
+        "": ["server", "source", "demo", "jpeg", "templates", "dataDir", "token", "logLevel"],
+        "server": ["host", "port", "webRoot"],
+        "source": ["spec", "width", "height", "fps"],
+        "demo": ["template"],
+        "jpeg": ["quality"],
+        "templates": ["threshold", "frameScale", "paths"],
+    ]
+
+    /// Parses YAML text; `origin` names the file in errors.
+    public static func parse(_ text: String, origin: String) throws -> SightlineConfig {
+        let tree: Any?
+        do {
+            tree = try Yams.load(yaml: text)
+        } catch {
+            throw ConfigError.malformed(origin, "\(error)")
+        }
+        guard let tree else { return SightlineConfig() }
+        guard let root = tree as? [String: Any] else {
+            throw ConfigError.malformed(origin, "the top level must be a mapping of keys to values")
+        }
+        try checkKeys(root, section: "", origin: origin)
+        do {
+            return try YAMLDecoder().decode(SightlineConfig.self, from: text)
+        } catch let DecodingError.typeMismatch(type, context) {
+            throw ConfigError.malformed(origin, "\(path(context.codingPath)) should be \(type)")
+        } catch let DecodingError.dataCorrupted(context) {
+            throw ConfigError.malformed(origin, "\(path(context.codingPath)): \(context.debugDescription)")
+        } catch {
+            throw ConfigError.malformed(origin, "\(error)")
+        }
+    }
+
+    public static func load(path: String) throws -> SightlineConfig {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigError.unreadable(path)
+        }
+        return try parse(String(decoding: data, as: UTF8.self), origin: path)
+    }
+
+    private static func checkKeys(_ map: [String: Any], section: String, origin: String) throws {
+        guard let known = knownKeys[section] else { return }
+        for (key, value) in map {
+            guard known.contains(key) else {
+                let place = section.isEmpty ? "the top level" : "'\(section)'"
+                throw ConfigError.malformed(origin, "unknown key '\(key)' in \(place); known: \(known.sorted().joined(separator: ", "))")
+            }
+            if section.isEmpty, knownKeys[key] != nil {
+                guard let sub = value as? [String: Any] else {
+                    if value is NSNull { continue }
+                    throw ConfigError.malformed(origin, "'\(key)' must be a mapping")
+                }
+                try checkKeys(sub, section: key, origin: origin)
+            }
+        }
+    }
+
+    private static func path(_ keys: [CodingKey]) -> String {
+        keys.map(\.stringValue).joined(separator: ".")
+    }
+}
+
+public enum ConfigError: Error, CustomStringConvertible, Equatable {
+    case unreadable(String)
+    case malformed(String, String)
+    case invalid(String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path): return "cannot read the config file \(path)"
+        case .malformed(let path, let why): return "config file \(path): \(why)"
+        case .invalid(let why): return why
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// Renders the server's metrics in the Prometheus text exposition format (0.0.4).
+public enum PrometheusText {
+    public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+
+    public static func render(stats: PipelineStats.Snapshot, status: SourceStatus,
+                              clients: (webSocket: Int, mjpeg: Int), templates: Int, uptime: Double) -> String {
+        var out = ""
+        func metric(_ name: String, _ type: String, _ help: String, _ samples: [(String, Double)]) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+            for (labels, value) in samples { out += "\(name)\(labels) \(format(value))\n" }
+        }
+        metric("sightline_frames_captured_total", "counter", "Frames read from the source.", [("", Double(stats.captured))])
+        metric("sightline_frames_processed_total", "counter", "Frames through the pipeline.", [("", Double(stats.processed))])
+        metric("sightline_frames_sent_total", "counter", "Distinct frames sent to at least one client.", [("", Double(stats.sent))])
+        metric("sightline_frames_dropped_total", "counter", "Frames the pipeline dropped, by reason.",
+               DropReason.allCases.map { ("{reason=\"\($0.rawValue)\"}", Double(stats.drops[$0] ?? 0)) })
+        metric("sightline_client_frames_skipped_total", "counter", "Frames slow clients did not get.",
+               [("", Double(stats.clientSkips))])
+        metric("sightline_sent_bytes_total", "counter", "Bytes of frames sent to clients.", [("", Double(stats.bytesSent))])
+        metric("sightline_fps", "gauge", "Frames per second over the last seconds.",
+               [("{kind=\"capture\"}", stats.captureFPS), ("{kind=\"processed\"}", stats.processedFPS),
+                ("{kind=\"sent\"}", stats.sentFPS)])
+        metric("sightline_clients", "gauge", "Connected streaming clients.",
+               [("{kind=\"ws\"}", Double(clients.webSocket)), ("{kind=\"mjpeg\"}", Double(clients.mjpeg))])
+        metric("sightline_source_up", "gauge", "1 while the source delivers frames.", [("", status.state == .live ? 1 : 0)])
+        metric("sightline_templates", "gauge", "Templates being looked for.", [("", Double(templates))])
+        metric("sightline_uptime_seconds", "gauge", "Seconds since start.", [("", uptime)])
+
+        out += "# HELP sightline_stage_seconds Time spent per frame in each pipeline stage.\n"
+        out += "# TYPE sightline_stage_seconds histogram\n"
+        for stage in StageName.allCases {
+            histogram(&out, "sightline_stage_seconds", "stage=\"\(stage.rawValue)\"", stats.stages[stage] ?? LatencyHistogram())
+        }
+        out += "# HELP sightline_capture_to_send_seconds Age of a frame when it is written to a client.\n"
+        out += "# TYPE sightline_capture_to_send_seconds histogram\n"
+        histogram(&out, "sightline_capture_to_send_seconds", "", stats.captureToSend)
+        return out
+    }
+
+    private static func histogram(_ out: inout String, _ name: String, _ labels: String, _ h: LatencyHistogram) {
+        let prefix = labels.isEmpty ? "" : labels + ","
+        for bound in LatencyHistogram.prometheusBounds {
+            out += "\(name)_bucket{\(prefix)le=\"\(format(bound))\"} \(h.count(atOrBelow: bound))\n"
+        }
+        out += "\(name)_bucket{\(prefix)le=\"+Inf\"} \(h.count)\n"
+        let suffix = labels.isEmpty ? "" : "{\(labels)}"
+        out += "\(name)_sum\(suffix) \(format(h.sum))\n"
+        out += "\(name)_count\(suffix) \(h.count)\n"
+    }
+
+    private static func format(_ value: Double) -> String {
+        if value == value.rounded() && abs(value) < 1e15 { return String(Int64(value)) }
+        return String(value)
+    }
+}

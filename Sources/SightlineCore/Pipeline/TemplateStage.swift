@@ -1,0 +1,20 @@
+import Foundation
+
+/// Looks for every template of the library in the frame.
+public final class TemplateStage: PipelineStage {
+    public let stage = StageName.template
+    private let matcher: TemplateMatcher
+    private let library: TemplateLibrary
+
+    public init(matcher: TemplateMatcher, library: TemplateLibrary) {
+        self.matcher = matcher
+        self.library = library
+    }
+
+    public func process(_ context: inout FrameContext) throws {
+        let templates = library.all
+        guard !templates.isEmpty else { return }
+        let small = try context.smallGray ?? matcher.shrink(gray: ImageOps.gray(context.frame.image))
+        context.detections += try matcher.match(templates: templates, in: small)
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+/// What the server remembers about one connection. Owned by the lws
+/// service thread (StreamServer.connections); never touched elsewhere.
+final class Connection {
+    enum Role { case http, webSocket, mjpeg }
+
+    var role: Role
+    /// The HTTP request being received (until its body is complete).
+    var request: HTTPRequest?
+    var expectedBodyBytes = 0
+    /// The HTTP response body being written, and how far.
+    var responseBody = Data()
+    var responseOffset = 0
+    var closeAfterResponse = false
+
+    /// Index of the last frame this client was sent (see EncodedFrame.index).
+    var lastFrameIndex: UInt64 = 0
+    /// WebSocket: the frame whose JSON went out and whose JPEG is due next.
+    var pendingBinary: EncodedFrame?
+    /// WebSocket: bytes of the incoming message so far.
+    var incomingMessageBytes = 0
+
+    init(role: Role) { self.role = role }
+
+    /// Ready for the next HTTP request on a kept-alive connection.
+    func resetExchange() {
+        request = nil
+        expectedBodyBytes = 0
+        responseBody = Data()
+        responseOffset = 0
+        closeAfterResponse = false
+    }
+}

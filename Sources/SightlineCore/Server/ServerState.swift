@@ -1,0 +1,68 @@
+import Foundation
+
+/// The body of GET /api/state (see README.md for the fields).
+public struct ServerState: Codable, Sendable {
+    public struct Source: Codable, Sendable {
+        public var spec: String
+        public var name: String
+        public var state: String
+        public var detail: String
+        public var width: Int?
+        public var height: Int?
+        public var fps: Double?
+        public var pixelFormat: String?
+        public var retryInSeconds: Double?
+    }
+
+    public struct Rates: Codable, Sendable { public var capture: Double; public var processed: Double; public var sent: Double }
+    public struct Counts: Codable, Sendable { public var captured: UInt64; public var processed: UInt64; public var sent: UInt64 }
+    public struct Percentiles: Codable, Sendable { public var p50: Double?; public var p99: Double?; public var count: UInt64 }
+    public struct Clients: Codable, Sendable { public var ws: Int; public var mjpeg: Int }
+    public struct TemplateInfo: Codable, Sendable {
+        public var name: String; public var threshold: Double; public var width: Int; public var height: Int
+    }
+
+    public var version: String
+    public var uptimeSeconds: Double
+    public var source: Source
+    public var fps: Rates
+    public var frames: Counts
+    public var drops: [String: UInt64]
+    public var clientSkips: UInt64
+    public var stages: [String: Percentiles]
+    public var latency: [String: Percentiles]
+    public var clients: Clients
+    public var bytesSent: UInt64
+    public var templates: [TemplateInfo]
+
+    public init(version: String, uptimeSeconds: Double, status: SourceStatus, stats: PipelineStats.Snapshot,
+                clients: (webSocket: Int, mjpeg: Int), templates: [Template]) {
+        self.version = version
+        self.uptimeSeconds = uptimeSeconds.rounded(toPlaces: 3)
+        source = Source(spec: status.spec, name: status.name, state: status.state.rawValue, detail: status.detail,
+                        width: status.format?.width, height: status.format?.height, fps: status.format?.fps,
+                        pixelFormat: status.format?.pixelFormat,
+                        retryInSeconds: status.retryInSeconds.map { $0.rounded(toPlaces: 2) })
+        fps = Rates(capture: stats.captureFPS.rounded(toPlaces: 2), processed: stats.processedFPS.rounded(toPlaces: 2),
+                    sent: stats.sentFPS.rounded(toPlaces: 2))
+        frames = Counts(captured: stats.captured, processed: stats.processed, sent: stats.sent)
+        drops = Dictionary(uniqueKeysWithValues: DropReason.allCases.map { ($0.rawValue, stats.drops[$0] ?? 0) })
+        clientSkips = stats.clientSkips
+        stages = Dictionary(uniqueKeysWithValues: StageName.allCases.map {
+            ($0.rawValue, Self.percentiles(stats.stages[$0] ?? LatencyHistogram()))
+        })
+        latency = ["captureToSend": Self.percentiles(stats.captureToSend)]
+        self.clients = Clients(ws: clients.webSocket, mjpeg: clients.mjpeg)
+        bytesSent = stats.bytesSent
+        self.templates = templates.map {
+            TemplateInfo(name: $0.name, threshold: $0.threshold, width: $0.image.width, height: $0.image.height)
+        }
+    }
+
+    /// Milliseconds, rounded to microseconds.
+    static func percentiles(_ histogram: LatencyHistogram) -> Percentiles {
+        Percentiles(p50: histogram.quantile(0.5).map { ($0 * 1000).rounded(toPlaces: 3) },
+                    p99: histogram.quantile(0.99).map { ($0 * 1000).rounded(toPlaces: 3) },
+                    count: histogram.count)
+    }
+}

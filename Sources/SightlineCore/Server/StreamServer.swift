@@ -1,0 +1,391 @@
+import CSightlineLWS
+import Foundation
+import Logging
+
+/// The libwebsockets server: static files, the JSON API, /ws, /stream.mjpg
+/// and /snapshot.jpg, all on one service thread.
+///
+/// Threads (after libwebsockets' minimal-ws-server-threads): the pipeline
+/// publishes into `frames` under that slot's lock and calls `wake()`, which
+/// is `lws_cancel_service`; the service thread answers
+/// LWS_CALLBACK_EVENT_WAIT_CANCELLED by asking each streaming client for a
+/// writeable callback, and sends it the newest frame when its socket can
+/// take it. `connections` and everything in `Connection` belong to the
+/// service thread. `stopping` and the client counters are guarded by `lock`.
+public final class StreamServer: @unchecked Sendable {
+    public struct Options: Sendable {
+        public var host = "127.0.0.1"
+        public var port = 8080
+        /// Largest HTTP request body (uploads).
+        public var maxBodyBytes = 8 << 20
+        /// Largest WebSocket message a client may send.
+        public var maxMessageBytes = 64 << 10
+        /// Bytes written per writeable callback for plain HTTP bodies.
+        public var chunkBytes = 64 << 10
+        public init() {}
+    }
+
+    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+
+    public let options: Options
+    private let frames: LatestFrameSlot
+    private let stats: PipelineStats
+    private let handler: Handler
+    private let logger: Logger
+    private let pre = Int(sl_lws_pre())
+
+    private var context: OpaquePointer?                      // set in start, destroyed by the service thread
+    private var connections: [OpaquePointer: Connection] = [:] // service thread
+    private let lock = NSLock()
+    private var stopping = false                              // lock
+    private var webSocketClients = 0                          // lock
+    private var mjpegClients = 0                              // lock
+    private let finished = DispatchSemaphore(value: 0)
+    public private(set) var boundPort = 0
+
+    public init(options: Options, frames: LatestFrameSlot, stats: PipelineStats, logger: Logger,
+                handler: @escaping Handler) {
+        self.options = options
+        self.frames = frames
+        self.stats = stats
+        self.logger = logger
+        self.handler = handler
+    }
+
+    public var clientCounts: (webSocket: Int, mjpeg: Int) { lock.withLock { (webSocketClients, mjpegClients) } }
+
+    /// Binds and starts the service thread. Throws when the port cannot be bound.
+    public func start() throws {
+        sl_lws_set_logging(Int32(LLL_ERR), lwsLogEntry)
+        var port: Int32 = 0
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        guard let context = sl_lws_create_context(options.host, Int32(options.port), lwsCallbackEntry,
+                                                  options.maxMessageBytes, me, &port) else {
+            throw ServerError.cannotListen("cannot listen on \(options.host):\(options.port) (in use, or not an address of this machine)")
+        }
+        self.context = context
+        boundPort = Int(port)
+        let thread = Thread { [self] in serviceLoop() }
+        thread.name = "sightline.lws"
+        thread.start()
+    }
+
+    /// Any thread: a new frame is ready.
+    public func wake() {
+        if let context { lws_cancel_service(context) }
+    }
+
+    public func stop() {
+        guard let context else { return }
+        lock.withLock { stopping = true }
+        lws_cancel_service(context)
+        finished.wait()
+        self.context = nil
+    }
+
+    private func serviceLoop() {
+        guard let context else { return }
+        while !lock.withLock({ stopping }) {
+            if lws_service(context, 0) < 0 { break }
+        }
+        lws_context_destroy(context)
+        finished.signal()
+    }
+
+    // MARK: - Callback dispatch (service thread)
+
+    fileprivate func callback(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                              _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        switch reason {
+        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            wakeStreamingClients()
+            return 0
+        case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+            return requestPath(wsi) == "/ws" ? 0 : 1
+        case LWS_CALLBACK_ESTABLISHED:
+            connections[wsi] = Connection(role: .webSocket)
+            lock.withLock { webSocketClients += 1 }
+            if frames.latest != nil { lws_callback_on_writable(wsi) }
+            return 0
+        case LWS_CALLBACK_RECEIVE:
+            return receiveWebSocket(wsi, length: length)
+        case LWS_CALLBACK_SERVER_WRITEABLE:
+            return sendWebSocket(wsi)
+        case LWS_CALLBACK_CLOSED:
+            if connections.removeValue(forKey: wsi) != nil { lock.withLock { webSocketClients -= 1 } }
+            return 0
+        case LWS_CALLBACK_HTTP:
+            let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
+            return beginHTTP(wsi, path: path)
+        case LWS_CALLBACK_HTTP_BODY:
+            return receiveBody(wsi, input, length)
+        case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+            guard let connection = connections[wsi], let request = connection.request else { return -1 }
+            connection.request = nil
+            return respond(wsi, connection, handler(request))
+        case LWS_CALLBACK_HTTP_WRITEABLE:
+            guard let connection = connections[wsi] else { return 0 }
+            return connection.role == .mjpeg ? sendMJPEGPart(wsi, connection) : writeBody(wsi, connection)
+        case LWS_CALLBACK_CLOSED_HTTP:
+            if let connection = connections.removeValue(forKey: wsi), connection.role == .mjpeg {
+                lock.withLock { mjpegClients -= 1 }
+            }
+            return 0
+        default:
+            return lws_callback_http_dummy(wsi, reason, user, input, length)
+        }
+    }
+
+    private func wakeStreamingClients() {
+        guard let latest = frames.latest else { return }
+        for (wsi, connection) in connections where connection.role != .http {
+            if connection.lastFrameIndex < latest.index || connection.pendingBinary != nil {
+                lws_callback_on_writable(wsi)
+            }
+        }
+    }
+
+    // MARK: - WebSocket
+
+    private func receiveWebSocket(_ wsi: OpaquePointer, length: Int) -> Int32 {
+        guard let connection = connections[wsi] else { return -1 }
+        connection.incomingMessageBytes += length
+        if connection.incomingMessageBytes > options.maxMessageBytes {
+            let reason = "message over \(options.maxMessageBytes) bytes"
+            var bytes = Array(reason.utf8)
+            lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, &bytes, bytes.count)
+            logger.notice("closing a WebSocket client", metadata: ["reason": "\(reason)", "peer": "\(peer(wsi))"])
+            return -1
+        }
+        if lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0 {
+            connection.incomingMessageBytes = 0
+        }
+        return 0
+    }
+
+    /// JSON first, then on the next writeable callback the JPEG of the same frame.
+    private func sendWebSocket(_ wsi: OpaquePointer) -> Int32 {
+        guard let connection = connections[wsi] else { return -1 }
+        if let frame = connection.pendingBinary {
+            let start = MonotonicClock.nanos()
+            guard write(wsi, frame.jpeg, LWS_WRITE_BINARY) else { return -1 }
+            let now = MonotonicClock.nanos()
+            stats.stage(.send, seconds: Double(now - start) / 1e9)
+            stats.frameSent(seq: frame.seq, bytes: frame.json.count + frame.jpeg.count,
+                            latencySeconds: Double(now &- frame.capturedNanos) / 1e9)
+            connection.pendingBinary = nil
+            if let latest = frames.latest, latest.index > connection.lastFrameIndex { lws_callback_on_writable(wsi) }
+            return 0
+        }
+        guard let frame = frames.latest, frame.index > connection.lastFrameIndex else { return 0 }
+        if connection.lastFrameIndex > 0 { stats.clientSkipped(frame.index - connection.lastFrameIndex - 1) }
+        connection.lastFrameIndex = frame.index
+        guard write(wsi, frame.json, LWS_WRITE_TEXT) else { return -1 }
+        connection.pendingBinary = frame
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+
+    /// lws_write with the LWS_PRE headroom it needs; false when the connection failed.
+    private func write(_ wsi: OpaquePointer, _ data: Data, _ protocolType: lws_write_protocol) -> Bool {
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: pre + data.count)
+        defer { buffer.deallocate() }
+        data.copyBytes(to: buffer + pre, count: data.count)
+        return lws_write(wsi, buffer + pre, data.count, protocolType) >= data.count
+    }
+
+    // MARK: - HTTP
+
+    private func beginHTTP(_ wsi: OpaquePointer, path: String) -> Int32 {
+        let connection = connections[wsi] ?? Connection(role: .http)
+        connections[wsi] = connection
+        connection.resetExchange()
+        var uri: UnsafeMutablePointer<CChar>?
+        var uriLength: Int32 = 0
+        let methodIndex = lws_http_get_uri_and_method(wsi, &uri, &uriLength)
+        let request = HTTPRequest(method: Self.method(methodIndex), path: path, query: query(wsi),
+                                  headers: headers(wsi), peer: peer(wsi))
+        let length = Int(request.headers["content-length"] ?? "") ?? 0
+        let hasBody = [.post, .put, .patch].contains(request.method)
+        if hasBody && length > options.maxBodyBytes {
+            connection.closeAfterResponse = true
+            return respond(wsi, connection, .error(413, "request body too large",
+                                                   detail: "the limit is \(options.maxBodyBytes) bytes"))
+        }
+        if hasBody && (length > 0 || request.headers["transfer-encoding"] != nil) {
+            connection.request = request
+            connection.expectedBodyBytes = length
+            return 0
+        }
+        return respond(wsi, connection, handler(request))
+    }
+
+    private func receiveBody(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        guard let connection = connections[wsi], connection.request != nil else { return 0 }
+        if connection.request!.body.count + length > options.maxBodyBytes {
+            connection.request = nil
+            connection.closeAfterResponse = true
+            return respond(wsi, connection, .error(413, "request body too large",
+                                                   detail: "the limit is \(options.maxBodyBytes) bytes"))
+        }
+        if let input, length > 0 {
+            connection.request!.body.append(input.assumingMemoryBound(to: UInt8.self), count: length)
+        }
+        return 0
+    }
+
+    private func respond(_ wsi: OpaquePointer, _ connection: Connection, _ response: HTTPResponse) -> Int32 {
+        switch response.body {
+        case .mjpegStream:
+            guard writeHead(wsi, response.status, response.contentType, -1, response.headers) else { return -1 }
+            connection.role = .mjpeg
+            lock.withLock { mjpegClients += 1 }
+            lws_callback_on_writable(wsi)
+            return 0
+        case .data(let body):
+            var headers = response.headers
+            if connection.closeAfterResponse { headers.append(("connection:", "close")) }
+            guard writeHead(wsi, response.status, response.contentType, Int64(body.count), headers) else { return -1 }
+            if body.isEmpty { return finishExchange(wsi, connection) }
+            connection.responseBody = body
+            connection.responseOffset = 0
+            lws_callback_on_writable(wsi)
+            return 0
+        }
+    }
+
+    private func writeBody(_ wsi: OpaquePointer, _ connection: Connection) -> Int32 {
+        let body = connection.responseBody
+        guard connection.responseOffset < body.count else { return 0 }
+        let end = min(body.count, connection.responseOffset + options.chunkBytes)
+        let last = end == body.count
+        let chunk = body.subdata(in: connection.responseOffset..<end)
+        guard write(wsi, chunk, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) else { return -1 }
+        connection.responseOffset = end
+        if last { return finishExchange(wsi, connection) }
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+
+    private func finishExchange(_ wsi: OpaquePointer, _ connection: Connection) -> Int32 {
+        if connection.closeAfterResponse { return -1 }
+        connection.resetExchange()
+        return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+    }
+
+    private func sendMJPEGPart(_ wsi: OpaquePointer, _ connection: Connection) -> Int32 {
+        guard let frame = frames.latest, frame.index > connection.lastFrameIndex else { return 0 }
+        if lws_send_pipe_choked(wsi) != 0 { return 0 }
+        if connection.lastFrameIndex > 0 { stats.clientSkipped(frame.index - connection.lastFrameIndex - 1) }
+        connection.lastFrameIndex = frame.index
+        var part = Data(MJPEG.partHead(length: frame.jpeg.count, seq: frame.seq, capturedAt: frame.capturedAt).utf8)
+        part.append(frame.jpeg)
+        part.append(contentsOf: [13, 10])
+        guard write(wsi, part, LWS_WRITE_HTTP) else { return -1 }
+        stats.frameSent(seq: frame.seq, bytes: part.count,
+                        latencySeconds: Double(MonotonicClock.nanos() &- frame.capturedNanos) / 1e9)
+        return 0
+    }
+
+    /// Writes the status line and headers; names end in ':'.
+    private func writeHead(_ wsi: OpaquePointer, _ status: Int, _ contentType: String, _ length: Int64,
+                           _ headers: [(String, String)]) -> Bool {
+        var names = headers.map { strdup($0.0.hasSuffix(":") ? $0.0 : $0.0 + ":") }
+        var values = headers.map { strdup($0.1) }
+        defer { (names + values).forEach { free($0) } }
+        let result = names.withUnsafeMutableBufferPointer { namePointers in
+            values.withUnsafeMutableBufferPointer { valuePointers in
+                namePointers.withMemoryRebound(to: UnsafePointer<CChar>?.self) { n in
+                    valuePointers.withMemoryRebound(to: UnsafePointer<CChar>?.self) { v in
+                        sl_lws_write_http_head(wsi, UInt32(status), contentType, length, n.baseAddress, v.baseAddress,
+                                               Int32(headers.count))
+                    }
+                }
+            }
+        }
+        return result == 0
+    }
+
+    // MARK: - Request details
+
+    private static func method(_ index: Int32) -> HTTPRequest.Method {
+        switch index {
+        case Int32(LWSHUMETH_GET): return .get
+        case Int32(LWSHUMETH_POST): return .post
+        case Int32(LWSHUMETH_PUT): return .put
+        case Int32(LWSHUMETH_PATCH): return .patch
+        case Int32(LWSHUMETH_DELETE): return .delete
+        case Int32(LWSHUMETH_OPTIONS): return .options
+        case Int32(LWSHUMETH_HEAD): return .head
+        default: return .other
+        }
+    }
+
+    private func requestPath(_ wsi: OpaquePointer) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard lws_hdr_copy(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_GET_URI) > 0 else { return "" }
+        return String(cChars: buffer)
+    }
+
+    private func query(_ wsi: OpaquePointer) -> [String: String] {
+        var result: [String: String] = [:]
+        var buffer = [CChar](repeating: 0, count: 1024)
+        var index: Int32 = 0
+        while index < 32 && lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index) >= 0 {
+            let fragment = String(cChars: buffer)
+            if let equals = fragment.firstIndex(of: "=") {
+                result[String(fragment[..<equals])] = String(fragment[fragment.index(after: equals)...])
+            } else if !fragment.isEmpty {
+                result[fragment] = ""
+            }
+            index += 1
+        }
+        return result
+    }
+
+    private func headers(_ wsi: OpaquePointer) -> [String: String] {
+        var result: [String: String] = [:]
+        var buffer = [CChar](repeating: 0, count: 4096)
+        for name in ["authorization", "content-type", "content-length", "host", "origin", "transfer-encoding"] {
+            if sl_lws_header(wsi, name + ":", &buffer, Int32(buffer.count)) >= 0 {
+                result[name] = String(cChars: buffer)
+            }
+        }
+        return result
+    }
+
+    private func peer(_ wsi: OpaquePointer) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "" }
+        return String(cChars: buffer)
+    }
+}
+
+public enum ServerError: Error, CustomStringConvertible {
+    case cannotListen(String)
+    public var description: String {
+        switch self { case .cannotListen(let why): return why }
+    }
+}
+
+/// The C entry point lws calls; finds the server through the context's user pointer.
+private func lwsCallbackEntry(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                              _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+    guard let wsi, let context = lws_get_context(wsi), let raw = lws_context_user(context) else {
+        return lws_callback_http_dummy(wsi, reason, user, input, length)
+    }
+    return Unmanaged<StreamServer>.fromOpaque(raw).takeUnretainedValue()
+        .callback(wsi, reason, user, input, length)
+}
+
+private func lwsLogEntry(_ level: Int32, _ line: UnsafePointer<CChar>?) {
+    if let line { FileHandle.standardError.write(Data("lws: ".utf8) + Data(String(cString: line).utf8)) }
+}
+
+extension String {
+    /// From a NUL-terminated C buffer.
+    init(cChars buffer: [CChar]) {
+        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        self.init(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// The JSON text message sent before each frame's JPEG on /ws.
+public struct FrameMessage: Codable, Sendable {
+    public struct Truth: Codable, Sendable, Equatable {
+        public var label: String
+        public var box: NormalizedBox
+    }
+
+    public var type = "frame"
+    public var seq: UInt64
+    public var capturedAt: Double
+    public var width: Int
+    public var height: Int
+    public var jpegBytes: Int
+    public var detections: [Detection]
+    /// Only from sources that know the truth (the demo scene).
+    public var groundTruth: [Truth]?
+
+    public init(seq: UInt64, capturedAt: Double, width: Int, height: Int, jpegBytes: Int,
+                detections: [Detection], groundTruth: [Truth]? = nil) {
+        self.seq = seq
+        self.capturedAt = capturedAt
+        self.width = width
+        self.height = height
+        self.jpegBytes = jpegBytes
+        self.detections = detections
+        self.groundTruth = groundTruth
+    }
+
+    /// Ground truth boxes from pixels to normalized, for a frame of this size.
+    public static func truths(_ boxes: [GroundTruthBox], width: Int, height: Int) -> [Truth]? {
+        guard !boxes.isEmpty else { return nil }
+        return boxes.map {
+            Truth(label: $0.label, box: NormalizedBox(pixelX: $0.x, pixelY: $0.y, width: $0.w, height: $0.h,
+                                                      frameWidth: width, frameHeight: height).rounded)
+        }
+    }
+
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+}

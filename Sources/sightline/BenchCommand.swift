@@ -1,0 +1,43 @@
+import ArgumentParser
+import Foundation
+import Logging
+import SightlineCore
+
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Per-stage timings on the demo scene, as JSON (the performance figures)."
+    )
+
+    @Option(help: "Frame size WxH.")
+    var size = "640x480"
+
+    @Option(help: "Frames timed stage by stage.")
+    var frames = 300
+
+    @Option(help: "Seconds of a live run (capture loop + pipeline at the demo's fps); 0 skips it.")
+    var liveSeconds = 10.0
+
+    @Option(help: "Frame rate of the live run.")
+    var fps = 30.0
+
+    @Option(help: "JPEG quality.")
+    var quality = 80
+
+    @Option(help: "Demo template image.")
+    var demoTemplate = "config/demo-template.png"
+
+    func run() throws {
+        let parts = size.split(separator: "x").compactMap { Int($0) }
+        guard parts.count == 2 else { throw ValidationError("--size must be WxH") }
+        var options = DemoSource.Options()
+        options.width = parts[0]
+        options.height = parts[1]
+        options.fps = fps
+        let benchmark = PipelineBenchmark(demo: options, templatePath: demoTemplate, quality: quality)
+        let report = try benchmark.run(frames: frames, liveSeconds: liveSeconds)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        print(String(decoding: try encoder.encode(report), as: UTF8.self))
+    }
+}

@@ -1,0 +1,101 @@
+import ArgumentParser
+import Foundation
+import Logging
+import SightlineCore
+
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Capture, detect and stream (the default command)."
+    )
+
+    @Option(help: "YAML config file (flags override it). Default: config/sightline.yaml if present.")
+    var config: String?
+
+    @Option(help: "auto | demo[?size=WxH&fps=N&seed=N] | v4l2:/dev/videoN | file:PATH[?pace=native|max] | rtsp://... | http://...")
+    var source: String?
+
+    @Option(help: "Address to listen on (default 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "Port to listen on (default 8080).")
+    var port: Int?
+
+    @Option(name: .customLong("template"), help: "Template image PATH[=NAME], loaded at start; repeatable.")
+    var templates: [String] = []
+
+    @Option(help: "Data directory: token, templates (created if missing).")
+    var dataDir: String?
+
+    @Option(help: "Folder with the browser client (default web).")
+    var webRoot: String?
+
+    @Option(help: "JPEG quality 1-100 (default 80).")
+    var quality: Int?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error.")
+    var logLevel: String?
+
+    @Option(help: ArgumentHelp("Test hook: every frame spends this long in the pipeline.", visibility: .hidden))
+    var debugStageDelayMs: Double?
+
+    func run() throws {
+        let settings = try resolveSettings()
+        let logger = try LogSetup.bootstrap(level: settings.logLevel)
+        let server: SightlineServer
+        do {
+            server = try SightlineServer(settings: settings, logger: logger)
+            try server.start()
+        } catch {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode(2)
+        }
+        waitForTermination()
+        logger.info("stopping")
+        server.stop()
+    }
+
+    func resolveSettings() throws -> ServeSettings {
+        var settings = ServeSettings()
+        let defaultConfig = "config/sightline.yaml"
+        let configPath = config ?? (FileManager.default.fileExists(atPath: defaultConfig) ? defaultConfig : nil)
+        if let configPath {
+            do {
+                settings.apply(try SightlineConfig.load(path: configPath))
+            } catch {
+                throw ValidationError("\(error)")
+            }
+        }
+        if let source { settings.source = source }
+        if let host { settings.host = host }
+        if let port { settings.port = port }
+        if !templates.isEmpty { settings.templates = templates }
+        if let dataDir { settings.dataDir = dataDir }
+        if let webRoot { settings.webRoot = webRoot }
+        if let quality { settings.jpegQuality = quality }
+        if let logLevel { settings.logLevel = logLevel }
+        if let debugStageDelayMs { settings.debugStageDelayMs = debugStageDelayMs }
+        do {
+            try settings.validate()
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        return settings
+    }
+
+    /// Blocks the main thread until SIGINT or SIGTERM.
+    private func waitForTermination() {
+        let done = DispatchSemaphore(value: 0)
+        var sources: [DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { done.signal() }
+            source.resume()
+            sources.append(source)
+        }
+        signal(SIGPIPE, SIG_IGN)
+        done.wait()
+        sources.forEach { $0.cancel() }
+    }
+}

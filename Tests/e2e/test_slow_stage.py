@@ -1,0 +1,45 @@
+"""A pipeline slower than the frame budget drops frames instead of queueing them."""
+
+import time
+
+from conftest import FrameLog, check_frame_pairs, receive_frames
+
+FPS = 30
+BUDGET_S = 1.0 / FPS                    # 33 ms
+STAGE_DELAY_MS = 50                     # > one budget: the pipeline cannot keep up
+MAX_AGE_S = 2 * 0.033 + 0.015           # two budgets plus a small allowance for the send
+MIN_FRESH = 0.95
+MIN_PAIRS = 60
+
+
+def test_slow_stage_drops_instead_of_queueing(sightline):
+    server = sightline("--debug-stage-delay-ms", str(STAGE_DELAY_MS),
+                       source=f"demo?size=640x480&fps={FPS}")
+    before = server.wait_live()
+    assert before["source"].get("fps") == FPS, f"source fps {before['source']}"
+
+    with server.ws() as ws:
+        receive_frames(ws, FrameLog(), seconds=1.0, timeout=5.0)   # warm up, discard
+        log = receive_frames(ws, FrameLog(), pairs=MIN_PAIRS, timeout=30.0)
+    assert len(log.pairs) >= MIN_PAIRS, \
+        f"only {len(log.pairs)} pairs in 30 s with a {STAGE_DELAY_MS} ms stage (closed: {log.closed})"
+    check_frame_pairs(log, "slow-stage client")
+
+    ages = sorted(t_bin - meta["capturedAt"] for meta, _, _, t_bin in log.pairs)
+    fresh = sum(1 for a in ages if a <= MAX_AGE_S)
+    ms = [round(a * 1000, 1) for a in ages]
+    assert ages[0] > -0.005, f"frames received before they were captured? ages ms {ms[:5]}"
+    assert fresh >= MIN_FRESH * len(ages), (
+        f"only {fresh}/{len(ages)} frames arrived within {MAX_AGE_S * 1000:.0f} ms of capture "
+        f"(p50 {ms[len(ms) // 2]} ms, p95 {ms[int(len(ms) * 0.95)]} ms, max {ms[-1]} ms)")
+
+    # Over a few seconds the pipeline (≈1/(50 ms) ≤ 20 fps) must have dropped frames.
+    time.sleep(3.0)
+    state = server.state()
+    drops = state["drops"]
+    assert drops["superseded"] + drops["late"] > 0, \
+        f"no superseded/late drops with a {STAGE_DELAY_MS} ms stage at {FPS} fps: {drops}"
+    frames = state["frames"]
+    assert frames["processed"] < frames["captured"], frames
+    assert state["fps"]["processed"] <= 1000.0 / STAGE_DELAY_MS + 1, \
+        f"processed fps {state['fps']} exceeds what a {STAGE_DELAY_MS} ms stage allows"

@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""Sightline load test: N WebSocket clients on /ws, capture-to-receipt latency and fps.
+
+Examples:
+  scripts/loadtest.py --spawn                       # start .build/release/sightline with demo
+  scripts/loadtest.py --url http://127.0.0.1:8080 --clients 10 --seconds 60
+
+Prints one JSON summary on stdout (progress on stderr). Loopback only; bounded in clients
+and time. Latency is receipt time of a frame's JPEG minus its capturedAt, which is only
+meaningful with the server on this machine (same clock).
+Needs: pip install websockets  (see Tests/requirements.txt)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+REPO = Path(__file__).resolve().parents[1]
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+MAX_CLIENTS = 200
+MAX_SECONDS = 3600
+
+
+def log(msg: str) -> None:
+    print(f"[loadtest] {msg}", file=sys.stderr, flush=True)
+
+
+def percentile(sorted_vals, q):
+    if not sorted_vals:
+        return None
+    i = min(len(sorted_vals) - 1, max(0, int(round(q * (len(sorted_vals) - 1)))))
+    return sorted_vals[i]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get_state(host: str, port: int):
+    conn = http.client.HTTPConnection(host, port, timeout=5)
+    try:
+        conn.request("GET", "/api/state")
+        resp = conn.getresponse()
+        body = resp.read(4 * 1024 * 1024)
+        if resp.status != 200:
+            raise RuntimeError(f"/api/state -> HTTP {resp.status}")
+        return json.loads(body)
+    finally:
+        conn.close()
+
+
+def rss_mib(pid: int):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+class Client:
+    def __init__(self, index: int):
+        self.index = index
+        self.pairs = 0
+        self.bytes = 0
+        self.latencies = []      # seconds, receipt of JPEG - capturedAt
+        self.errors = []
+        self.closed = None
+        self.first = None
+        self.last = None
+        self.last_seq = None
+
+
+async def run_client(c: Client, ws_url: str, t_start: float, t_end: float) -> None:
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    try:
+        async with connect(ws_url, open_timeout=10, close_timeout=3, max_size=16 * 1024 * 1024,
+                           compression=None, proxy=None, user_agent_header="sightline-loadtest") as ws:
+            pending = None
+            while True:
+                remaining = t_end - time.time()
+                if remaining <= 0:
+                    break
+                try:
+                    msg = await asyncio.wait_for(ws.recv(), timeout=min(remaining, 5.0))
+                except asyncio.TimeoutError:
+                    if t_end - time.time() > 0:
+                        c.errors.append("no message for 5 s")
+                    continue
+                now = time.time()
+                if isinstance(msg, str):
+                    try:
+                        meta = json.loads(msg)
+                    except ValueError:
+                        c.errors.append("non-JSON text message")
+                        continue
+                    if pending is not None:
+                        c.errors.append(f"JSON seq {pending.get('seq')} without its JPEG")
+                    pending = meta if meta.get("type") == "frame" else None
+                    continue
+                if pending is None:
+                    c.errors.append("JPEG without its JSON")
+                    continue
+                meta, pending = pending, None
+                if meta.get("jpegBytes") != len(msg):
+                    c.errors.append(f"seq {meta.get('seq')}: jpegBytes {meta.get('jpegBytes')} != {len(msg)}")
+                seq = meta.get("seq")
+                if c.last_seq is not None and isinstance(seq, int) and seq <= c.last_seq:
+                    c.errors.append(f"seq went from {c.last_seq} to {seq}")
+                c.last_seq = seq
+                if now < t_start:
+                    continue           # warm-up
+                c.pairs += 1
+                c.bytes += len(msg)
+                c.first = c.first or now
+                c.last = now
+                cap = meta.get("capturedAt")
+                if isinstance(cap, (int, float)):
+                    c.latencies.append(now - cap)
+    except ConnectionClosed as e:
+        c.closed = str(e)
+    except (OSError, asyncio.TimeoutError) as e:
+        c.errors.append(f"connection failed: {e!r}")
+    finally:
+        del c.errors[20:]
+
+
+async def run(args, host: str, port: int, pid):
+    ws_url = f"ws://{host}:{port}/ws"
+    clients = [Client(i) for i in range(args.clients)]
+    t_start = time.time() + args.warmup
+    t_end = t_start + args.seconds
+    state0 = None
+    rss = []
+
+    async def sampler():
+        nonlocal state0
+        await asyncio.sleep(max(0.0, t_start - time.time()))
+        state0 = await asyncio.to_thread(get_state, host, port)
+        state0["_t"] = time.time()
+        while time.time() < t_end:
+            if pid is not None:
+                v = rss_mib(pid)
+                if v is not None:
+                    rss.append(v)
+            await asyncio.sleep(min(1.0, max(0.0, t_end - time.time())))
+
+    log(f"{args.clients} clients on {ws_url} for {args.seconds:.0f} s (+{args.warmup:.0f} s warm-up)")
+    await asyncio.gather(sampler(), *(run_client(c, ws_url, t_start, t_end) for c in clients))
+    state1 = await asyncio.to_thread(get_state, host, port)
+    state1["_t"] = time.time()
+    return clients, state0, state1, rss
+
+
+def spawn(args):
+    binary = Path(args.bin)
+    if not binary.is_file():
+        sys.exit(f"server binary not found at {binary}; build it or pass --bin")
+    port = free_port()
+    data_dir = tempfile.mkdtemp(prefix="sightline-loadtest-")
+    cmd = [str(binary), "serve", "--source", args.source, "--host", "127.0.0.1", "--port", str(port),
+           "--data-dir", data_dir, "--web-root", str(REPO / "web")] + args.server_arg
+    err = open(Path(data_dir) / "stderr.log", "wb")
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            sys.exit(f"server exited with {proc.returncode}; see {err.name}")
+        try:
+            get_state("127.0.0.1", port)
+            break
+        except (OSError, RuntimeError, http.client.HTTPException, ValueError):
+            time.sleep(0.2)
+    else:
+        stop(proc)
+        sys.exit(f"server not ready in 30 s; see {err.name}")
+    log(f"spawned pid {proc.pid} on port {port}: {' '.join(cmd)}")
+    return proc, port, err.name
+
+
+def stop(proc):
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+    return proc.returncode
+
+
+def delta(a, b, key):
+    try:
+        return {k: b[key][k] - a[key][k] for k in b[key]}
+    except (KeyError, TypeError):
+        return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--url", default="http://127.0.0.1:8080", help="server base URL (loopback only)")
+    ap.add_argument("--clients", type=int, default=10)
+    ap.add_argument("--seconds", type=float, default=60.0, help="measurement window")
+    ap.add_argument("--warmup", type=float, default=2.0, help="seconds connected before measuring")
+    ap.add_argument("--spawn", action="store_true", help="start the server itself (ignores --url)")
+    ap.add_argument("--bin", default=os.environ.get("SIGHTLINE_BIN", str(REPO / ".build/release/sightline")))
+    ap.add_argument("--source", default="demo", help="source for --spawn")
+    ap.add_argument("--server-arg", action="append", default=[],
+                    help="extra argument for the spawned server (repeatable), e.g. --server-arg=--quality=70")
+    args = ap.parse_args()
+    if not 1 <= args.clients <= MAX_CLIENTS:
+        ap.error(f"--clients must be 1..{MAX_CLIENTS}")
+    if not 1 <= args.seconds <= MAX_SECONDS:
+        ap.error(f"--seconds must be 1..{MAX_SECONDS}")
+    args.warmup = min(max(args.warmup, 0.0), 30.0)
+
+    proc = None
+    stderr_log = None
+    if args.spawn:
+        proc, port, stderr_log = spawn(args)
+        host = "127.0.0.1"
+    else:
+        u = urlparse(args.url)
+        host, port = u.hostname, u.port or 80
+        if host not in LOOPBACK:
+            ap.error(f"refusing non-loopback host {host!r}")
+    try:
+        clients, s0, s1, rss = asyncio.run(run(args, host, port, proc.pid if proc else None))
+    finally:
+        rc = stop(proc) if proc else None
+
+    lat = sorted(v for c in clients for v in c.latencies)
+    per_client = []
+    for c in clients:
+        span = (c.last - c.first) if c.first and c.last and c.last > c.first else 0
+        per_client.append({
+            "client": c.index, "pairs": c.pairs,
+            "fps": round(c.pairs / args.seconds, 2),
+            "fpsWhileReceiving": round((c.pairs - 1) / span, 2) if span else 0.0,
+            "mbps": round(c.bytes * 8 / args.seconds / 1e6, 2),
+            "errors": c.errors[:5], "closed": c.closed,
+        })
+    fps = [p["fps"] for p in per_client]
+    dt = (s1["_t"] - s0["_t"]) if s0 else None
+    frames = delta(s0, s1, "frames") if s0 else None
+    summary = {
+        "url": f"http://{host}:{port}", "spawned": bool(proc), "clients": args.clients,
+        "seconds": args.seconds,
+        "latencyMs": {
+            "count": len(lat),
+            "p50": round(percentile(lat, 0.50) * 1000, 2) if lat else None,
+            "p99": round(percentile(lat, 0.99) * 1000, 2) if lat else None,
+            "max": round(lat[-1] * 1000, 2) if lat else None,
+        },
+        "receivedFps": {"min": min(fps), "mean": round(sum(fps) / len(fps), 2), "max": max(fps)},
+        "perClient": per_client,
+        "server": {
+            "fps": s1.get("fps"),
+            "processedFpsOverRun": round(frames["processed"] / dt, 2) if frames and dt else None,
+            "framesDelta": frames,
+            "dropsDelta": delta(s0, s1, "drops") if s0 else None,
+            "clientSkipsDelta": (s1.get("clientSkips", 0) - s0.get("clientSkips", 0)) if s0 else None,
+            "latency": s1.get("latency"),
+            "stages": s1.get("stages"),
+            "clients": s1.get("clients"),
+        },
+        "errors": sum(len(c.errors) for c in clients),
+    }
+    if proc:
+        summary["server"]["rssMiB"] = {
+            "start": round(rss[0], 1) if rss else None,
+            "max": round(max(rss), 1) if rss else None,
+            "end": round(rss[-1], 1) if rss else None,
+        }
+        summary["server"]["exitCode"] = rc
+        summary["server"]["stderrLog"] = stderr_log
+    print(json.dumps(summary, indent=2))
+    return 1 if summary["errors"] or (proc and rc not in (0, -signal.SIGTERM)) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,241 @@
+// Sightline browser client: wires the frame stream, the overlay, the metrics
+// poller and the status line together. Everything runs on the main thread.
+
+import { Overlay } from './overlay.js';
+import { FrameStream, ConnectionState, sameHostWebSocketURL } from './stream.js';
+import { StatePoller, MetricsPanel } from './metrics.js';
+
+const WS_PATH = '/ws';
+const STATE_PATH = '/api/state';
+/** No frame for this long on an open socket: say "waiting for frames" instead of "live". */
+const LIVE_TIMEOUT_MS = 3000;
+const STATUS_TICK_MS = 500;
+const SHOWN_FPS_WINDOW_MS = 2000;
+/** Keyboard shortcuts -> checkbox ids. */
+const SHORTCUTS = Object.freeze({ t: 'toggle-labels', l: 'toggle-landmarks', g: 'toggle-ground-truth' });
+
+/** Source states from /api/state. */
+const SourceState = Object.freeze({ LIVE: 'live', STARTING: 'starting', NO_SIGNAL: 'noSignal' });
+
+const $ = (selector) => document.querySelector(selector);
+
+const elements = {
+  stage: $('#stage'),
+  canvas: $('#view'),
+  message: $('#stage-message'),
+  status: $('#status'),
+  statusText: $('#status-text'),
+  sourceName: $('#source-name'),
+  metrics: $('#metrics'),
+  toggles: {
+    labels: $('#toggle-labels'),
+    landmarks: $('#toggle-landmarks'),
+    groundTruth: $('#toggle-ground-truth'),
+  },
+  client: Object.fromEntries([...document.querySelectorAll('[data-client]')].map((el) => [el.dataset.client, el])),
+};
+
+const overlay = new Overlay(elements.canvas, readToggles());
+const metricsPanel = new MetricsPanel(elements.metrics);
+
+let connection = { state: ConnectionState.CONNECTING, retryAt: undefined };
+let everConnected = false;
+let serverState = null;
+let lastFrameAt = 0;
+let nextFrame = null; // newest decoded frame waiting for the next animation frame
+let frameRequested = false;
+const shownTimes = [];
+let status = { key: 'connecting', text: 'connecting' };
+
+// --- frames -----------------------------------------------------------------
+
+const stream = new FrameStream(sameHostWebSocketURL(WS_PATH), {
+  onFrame(frame) {
+    lastFrameAt = performance.now();
+    if (nextFrame) nextFrame.bitmap.close(); // superseded before it was painted
+    nextFrame = frame;
+    if (!frameRequested) {
+      frameRequested = true;
+      requestAnimationFrame(paint);
+    }
+  },
+  onStatus(next) {
+    connection = next;
+    if (next.state === ConnectionState.OPEN) everConnected = true;
+    updateStatus();
+  },
+});
+
+function paint() {
+  frameRequested = false;
+  const frame = nextFrame;
+  nextFrame = null;
+  if (!frame) return;
+  overlay.show(frame); // image and its own detections, in one go
+  const now = performance.now();
+  shownTimes.push(now);
+  while (shownTimes.length && now - shownTimes[0] > SHOWN_FPS_WINDOW_MS) shownTimes.shift();
+  updateStatus();
+}
+
+// --- canvas size (HiDPI) ----------------------------------------------------
+
+function observeCanvasSize() {
+  let cssSize = null;
+  let dprQuery = null;
+  const apply = (device) => {
+    const dpr = window.devicePixelRatio || 1;
+    let [w, h] = [cssSize.width * dpr, cssSize.height * dpr];
+    // Prefer the exact device-pixel size when the browser reports a consistent one
+    // (emulated scale factors can leave it at the CSS size).
+    if (device && Math.abs(device.inlineSize - w) < 2 && Math.abs(device.blockSize - h) < 2) {
+      [w, h] = [device.inlineSize, device.blockSize];
+    }
+    overlay.resize(w, h, dpr);
+    watchDevicePixelRatio(dpr);
+  };
+  // A zoom or a move to another screen changes devicePixelRatio without resizing the box.
+  const watchDevicePixelRatio = (dpr) => {
+    dprQuery?.removeEventListener('change', onDprChange);
+    dprQuery = window.matchMedia(`(resolution: ${dpr}dppx)`);
+    dprQuery.addEventListener('change', onDprChange);
+  };
+  const onDprChange = () => cssSize && apply(null);
+  const observer = new ResizeObserver(([entry]) => {
+    cssSize = { width: entry.contentRect.width, height: entry.contentRect.height };
+    apply(entry.devicePixelContentBoxSize?.[0]);
+  });
+  try {
+    observer.observe(elements.canvas, { box: 'device-pixel-content-box' });
+  } catch {
+    observer.observe(elements.canvas);
+  }
+}
+
+// --- toggles ----------------------------------------------------------------
+
+function readToggles() {
+  return {
+    labels: elements.toggles.labels.checked,
+    landmarks: elements.toggles.landmarks.checked,
+    groundTruth: elements.toggles.groundTruth.checked,
+  };
+}
+
+for (const input of Object.values(elements.toggles)) {
+  input.addEventListener('change', () => overlay.setOptions(readToggles()));
+}
+
+document.addEventListener('keydown', (event) => {
+  if (event.altKey || event.ctrlKey || event.metaKey || event.repeat) return;
+  if (event.target instanceof HTMLElement && event.target.closest('input[type="text"], textarea, select')) return;
+  const id = SHORTCUTS[event.key.toLowerCase()];
+  if (!id) return;
+  const input = document.getElementById(id);
+  input.checked = !input.checked;
+  input.dispatchEvent(new Event('change'));
+});
+
+// --- server state -----------------------------------------------------------
+
+new StatePoller(STATE_PATH, {
+  onState(state) {
+    serverState = state;
+    metricsPanel.render(state);
+    const source = state.source || {};
+    const name = source.name || source.spec || '';
+    const size = source.width && source.height ? ` · ${source.width}×${source.height}` : '';
+    elements.sourceName.textContent = name ? `${name}${size}` : '';
+    stream.expectFrames = source.state === SourceState.LIVE;
+    updateStatus();
+  },
+  onError() {
+    metricsPanel.markStale();
+  },
+}).start();
+
+// --- status -----------------------------------------------------------------
+
+function secondsUntil(timestamp) {
+  return Math.max(0, Math.ceil((timestamp - Date.now()) / 1000));
+}
+
+function computeStatus() {
+  if (connection.state !== ConnectionState.OPEN) {
+    if (!everConnected && connection.state === ConnectionState.CONNECTING) {
+      return { key: 'connecting', text: 'connecting', message: 'Connecting…' };
+    }
+    const retry = connection.retryAt ? ` (retry in ${secondsUntil(connection.retryAt)} s)` : '';
+    return { key: 'reconnecting', text: 'reconnecting', message: `Connection lost, reconnecting${retry}…` };
+  }
+  const source = serverState?.source;
+  if (source?.state === SourceState.NO_SIGNAL) {
+    const retry = Number.isFinite(source.retryInSeconds) ? ` Retrying in ${Math.ceil(source.retryInSeconds)} s.` : '';
+    const detail = source.detail ? ` ${source.detail}.` : '';
+    return { key: 'no-signal', text: 'no signal', message: `No signal from the source.${detail}${retry}` };
+  }
+  const fresh = lastFrameAt && performance.now() - lastFrameAt < LIVE_TIMEOUT_MS;
+  if (fresh) return { key: 'live', text: 'live' };
+  if (source?.state === SourceState.STARTING) return { key: 'starting', text: 'starting', message: 'Source starting…' };
+  return { key: 'waiting', text: 'waiting', message: 'Waiting for frames…' };
+}
+
+function updateStatus() {
+  const next = computeStatus();
+  if (next.key !== status.key || next.text !== status.text) {
+    elements.status.dataset.status = next.key;
+    elements.statusText.textContent = next.text;
+  }
+  const message = next.message || '';
+  if (elements.message.textContent !== message) elements.message.textContent = message;
+  elements.message.hidden = !message;
+  elements.stage.dataset.stale = String(next.key !== 'live' && overlay.frame !== null);
+  status = next;
+  renderClientStats();
+}
+
+function renderClientStats() {
+  const drawn = overlay.lastDrawn;
+  const set = (key, text) => {
+    const el = elements.client[key];
+    if (el && el.textContent !== text) el.textContent = text;
+  };
+  set('seq', drawn ? String(drawn.seq) : '–');
+  const span = shownTimes.length > 1 ? shownTimes[shownTimes.length - 1] - shownTimes[0] : 0;
+  set('shownFps', span > 0 ? (((shownTimes.length - 1) * 1000) / span).toFixed(1) : '–');
+  set('detections', drawn ? String(drawn.detections.length) : '–');
+  set('skipped', String(stream.stats.skipped));
+  if (drawn) {
+    const label = `Frame ${drawn.seq}, ${drawn.detections.length} detection${drawn.detections.length === 1 ? '' : 's'}`;
+    if (elements.canvas.getAttribute('aria-label') !== label && performance.now() - (renderClientStats.labelAt || 0) > 2000) {
+      elements.canvas.setAttribute('aria-label', label);
+      renderClientStats.labelAt = performance.now();
+    }
+  }
+}
+
+setInterval(updateStatus, STATUS_TICK_MS);
+
+// --- read-only debug hook for tests ------------------------------------------
+
+Object.defineProperty(window, 'sightline', {
+  value: Object.freeze({
+    get lastDrawn() {
+      return overlay.lastDrawn;
+    },
+    get state() {
+      return serverState;
+    },
+    get status() {
+      return status.key;
+    },
+    get stats() {
+      return { ...stream.stats };
+    },
+  }),
+  writable: false,
+  configurable: false,
+});
+
+observeCanvasSize();
+stream.start();
