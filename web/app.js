@@ -144,7 +144,8 @@ new StatePoller(STATE_PATH, {
     metricsPanel.render(state);
     const source = state.source || {};
     const name = source.name || source.spec || '';
-    const size = source.width && source.height ? ` · ${source.width}×${source.height}` : '';
+    const dims = source.width && source.height ? `${source.width}x${source.height}` : '';
+    const size = dims && !name.includes(dims) ? ` · ${dims.replace('x', '×')}` : '';
     elements.sourceName.textContent = name ? `${name}${size}` : '';
     stream.expectFrames = source.state === SourceState.LIVE;
     updateStatus();

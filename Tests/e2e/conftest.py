@@ -437,6 +437,8 @@ class Server:
         last = None
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
+                self.stop()
+                self.stop_problem = None  # reported here, not again at teardown
                 pytest.fail(f"server exited before it was ready\n{self.describe()}")
             try:
                 status, _, _ = http_get(self.port, "/api/state", timeout=2.0)
@@ -447,6 +449,7 @@ class Server:
                 last = repr(e)
             time.sleep(0.1)
         self.stop()
+        self.stop_problem = None
         pytest.fail(f"server not ready within {timeout:.0f} s (last: {last})\n{self.describe()}")
 
     def wait_live(self, timeout: float = 15.0) -> dict:

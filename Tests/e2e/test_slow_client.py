@@ -1,6 +1,7 @@
 """A client that never reads must not slow the others down or make the server buffer."""
 
 import contextlib
+import os
 import threading
 import time
 
@@ -65,7 +66,8 @@ def test_slow_client_does_not_hold_back_others(sightline):
     for i, fps in enumerate(report):
         assert fps >= MIN_FPS_RATIO * processed_fps, (
             f"normal client {i} received {fps} fps, server processed {processed_fps:.1f} fps "
-            f"(all clients: {report}; ws clients at window start: {clients_ws})")
+            f"(all clients: {report}; ws clients at window start: {clients_ws}; "
+            f"load average {os.getloadavg()})")
 
     rss_mib = [k / 1024 for k in rss]
     assert max(rss_mib) < MAX_RSS_MIB, f"server RSS reached {max(rss_mib):.1f} MiB (samples {rss_mib})"

@@ -25,7 +25,7 @@ public struct SourceFactory: Sendable {
             let template = try demoTemplate()
             return (DemoSource(options: options, template: template, templateLabel: Self.demoLabel), spec)
         case .v4l2(let path):
-            return (V4L2Source(path: path, width: cameraWidth, height: cameraHeight, fps: cameraFPS), spec)
+            return (V4L2Source(path: path, request: .init(width: cameraWidth, height: cameraHeight, fps: cameraFPS)), spec)
         case .file(let path, let pace, let fps):
             let ext = (path as NSString).pathExtension.lowercased()
             if StillImageSource.imageExtensions.contains(ext) {

@@ -14,8 +14,10 @@ public final class TemplateMatcher {
         public static let defaultThreshold = 0.7
         public var frameScale = 0.35
         public var scales: [Double] = [1] + (1...4).map { pow(1.25, Double($0)) } + (1...4).map { pow(0.75, Double($0)) }
-        /// Scaled templates smaller than this (pixels, either side) are skipped.
-        public var minimumSide = 6
+        /// Scaled templates smaller than this (pixels, either side, at the
+        /// shrunk frame's scale) are skipped: under 12 px they match soft
+        /// background blobs at scores over 0.7.
+        public var minimumSide = 12
         public init() {}
     }
 

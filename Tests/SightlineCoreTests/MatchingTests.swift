@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+@testable import SightlineCore
+
+@Suite struct MatchingTests {
+    @Test func findsTheDemoTemplateWhereTheSceneSaysItIs() throws {
+        let templateImage = try ImageIO.read(path: TestPaths.demoTemplate)
+        let template = try Template(name: "demo", image: templateImage)
+        var options = DemoSource.Options()
+        options.seed = 11
+        let source = DemoSource(options: options, template: templateImage, templateLabel: "demo")
+        _ = try source.open()
+        let matcher = TemplateMatcher()
+        var hits = 0
+        let frames = 150
+        for _ in 0..<frames {
+            let captured = try source.nextImage()
+            // Skip ahead so the scene covers its whole range of scales and places.
+            for _ in 0..<3 { _ = try source.nextImage() }
+            let small = try matcher.shrink(gray: ImageOps.gray(captured.image))
+            let found = try matcher.match(templates: [template], in: small)
+            let truth = captured.groundTruth[0]
+            let box = NormalizedBox(pixelX: truth.x, pixelY: truth.y, width: truth.w, height: truth.h,
+                                    frameWidth: options.width, frameHeight: options.height)
+            if let hit = found.first, hit.box.intersectionOverUnion(box) >= 0.5 { hits += 1 }
+        }
+        #expect(Double(hits) / Double(frames) >= 0.9, "recall \(hits)/\(frames)")
+    }
+
+    @Test func reportsNothingWhenTheTemplateIsAbsent() throws {
+        let templateImage = try ImageIO.read(path: TestPaths.demoTemplate)
+        let template = try Template(name: "demo", image: templateImage)
+        // The demo's background with the template shrunk to nothing is a scene without it.
+        var options = DemoSource.Options()
+        options.minScale = 0.05
+        options.maxScale = 0.05
+        let source = DemoSource(options: options, template: templateImage, templateLabel: "demo")
+        _ = try source.open()
+        let matcher = TemplateMatcher()
+        var falseAlarms = 0
+        for _ in 0..<50 {
+            let small = try matcher.shrink(gray: ImageOps.gray(try source.nextImage().image))
+            falseAlarms += try matcher.match(templates: [template], in: small).count
+        }
+        #expect(falseAlarms <= 1)
+    }
+
+    @Test func findsATemplateCutFromARealFrame() throws {
+        let path = TestPaths.testData + "/templates/box_in_scene.png"
+        try #require(FileManager.default.fileExists(atPath: path), "test data not found at \(path); set SIGHTLINE_TEST_DATA")
+        let scene = try ImageIO.read(path: path)
+        let cut = ImageBuffer(width: 90, height: 70)
+        try ImageOps.resize(scene.cView(x: 200, y: 120, width: 90, height: 70), into: cut.cView, interpolation: .nearest)
+        let matcher = TemplateMatcher()
+        let found = try matcher.match(templates: [try Template(name: "cut", image: cut)],
+                                      in: try matcher.shrink(gray: ImageOps.gray(scene)))
+        let expected = NormalizedBox(pixelX: 200, pixelY: 120, width: 90, height: 70,
+                                     frameWidth: scene.width, frameHeight: scene.height)
+        let hit = try #require(found.first)
+        #expect(hit.box.intersectionOverUnion(expected) >= 0.7)
+        #expect(hit.scale == 1)
+        #expect(hit.score > 0.8)
+    }
+
+    @Test func jpegRoundTripKeepsSizeAndColour() throws {
+        let image = ImageBuffer(width: 320, height: 240)
+        for y in 0..<240 { for x in 0..<320 {
+            let p = image.bytes + y * image.stride + x * 3
+            p[0] = 200; p[1] = 50; p[2] = x < 160 ? 20 : 240
+        } }
+        let jpeg = try JPEGEncoder(quality: 90).encode(image)
+        #expect(jpeg.starts(with: [0xFF, 0xD8]))
+        let decoder = try JPEGDecoder()
+        #expect(try decoder.size(of: jpeg) == (320, 240))
+        let back = try decoder.decode(jpeg)
+        let (b, g, r) = back.pixel(x: 40, y: 120)
+        #expect(abs(Int(b) - 200) < 12 && abs(Int(g) - 50) < 12 && abs(Int(r) - 20) < 12)
+        #expect(abs(Int(back.pixel(x: 280, y: 120).2) - 240) < 12)
+        #expect(throws: JPEGError.self) { try decoder.decode(Data([0xFF, 0xD8, 0xFF, 0x00, 1, 2, 3])) }
+    }
+
+    @Test func demoSceneIsDeterministic() throws {
+        let templateImage = try ImageIO.read(path: TestPaths.demoTemplate)
+        func frames() throws -> [UInt8] {
+            let source = DemoSource(options: DemoSource.Options(), template: templateImage, templateLabel: "demo")
+            _ = try source.open()
+            var bytes: [UInt8] = []
+            for _ in 0..<3 {
+                let image = try source.nextImage().image
+                bytes += UnsafeBufferPointer(start: image.bytes, count: image.byteCount).prefix(5000)
+            }
+            return bytes
+        }
+        #expect(try frames() == frames())
+    }
+}

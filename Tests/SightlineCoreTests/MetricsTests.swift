@@ -1,0 +1,64 @@
+import Testing
+@testable import SightlineCore
+
+@Suite struct MetricsTests {
+    @Test func histogramQuantilesAreWithinOneBucket() {
+        var histogram = LatencyHistogram()
+        for ms in 1...100 { histogram.record(seconds: Double(ms) / 1000) }
+        let p50 = histogram.quantile(0.5)!
+        let p99 = histogram.quantile(0.99)!
+        #expect(abs(p50 - 0.050) / 0.050 < 0.05)
+        #expect(abs(p99 - 0.099) / 0.099 < 0.05)
+        #expect(histogram.count == 100)
+        #expect(histogram.count(atOrBelow: 0.010) >= 9 && histogram.count(atOrBelow: 0.010) <= 11)
+    }
+
+    @Test func emptyHistogramHasNoQuantile() {
+        #expect(LatencyHistogram().quantile(0.5) == nil)
+    }
+
+    @Test func rateMeterReadsEventsPerSecond() {
+        var meter = RateMeter(window: 2)
+        let start: UInt64 = 10_000_000_000
+        for i in 0..<61 { meter.tick(at: start + UInt64(i) * 33_333_333) }  // 30 fps for 2 s
+        let rate = meter.rate(now: start + 60 * 33_333_333)
+        #expect(abs(rate - 30) < 1)
+        // Two seconds of silence later, the rate has fallen to nothing.
+        #expect(meter.rate(now: start + 60 * 33_333_333 + 2_500_000_000) == 0)
+    }
+
+    @Test func statsCountDropsAndSends() {
+        let stats = PipelineStats()
+        stats.frameDropped(.superseded)
+        stats.frameDropped(.late, count: 2)
+        stats.frameSent(seq: 5, bytes: 100, latencySeconds: 0.01)
+        stats.frameSent(seq: 5, bytes: 100, latencySeconds: 0.02)   // second client, same frame
+        stats.frameSent(seq: 6, bytes: 100, latencySeconds: 0.01)
+        stats.clientSkipped(3)
+        let snapshot = stats.snapshot()
+        #expect(snapshot.drops[.superseded] == 1)
+        #expect(snapshot.drops[.late] == 2)
+        #expect(snapshot.sent == 2)
+        #expect(snapshot.bytesSent == 300)
+        #expect(snapshot.clientSkips == 3)
+        #expect(snapshot.captureToSend.count == 3)
+    }
+
+    @Test func prometheusTextIsWellFormed() {
+        let stats = PipelineStats()
+        stats.frameCaptured()
+        stats.stage(.template, seconds: 0.012)
+        let text = PrometheusText.render(stats: stats.snapshot(),
+                                         status: SourceStatus(spec: "demo", name: "demo", state: .live),
+                                         clients: (2, 1), templates: 1, uptime: 3.5)
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            let parts = line.split(separator: " ")
+            #expect(parts.count == 2, "bad sample line: \(line)")
+            #expect(Double(parts[1]) != nil, "bad value: \(line)")
+        }
+        #expect(text.contains("sightline_frames_captured_total 1\n"))
+        #expect(text.contains("sightline_stage_seconds_bucket{stage=\"template\",le=\"0.015\"} 1\n"))
+        #expect(text.contains("sightline_stage_seconds_bucket{stage=\"template\",le=\"0.01\"} 0\n"))
+        #expect(text.contains("sightline_clients{kind=\"ws\"} 2\n"))
+    }
+}
