@@ -464,6 +464,15 @@ class Server:
             time.sleep(0.2)
         pytest.fail(f"source not live with processed frames within {timeout:.0f} s; last state: {state}")
 
+    def summary(self) -> str:
+        """A compact view of the server's counters for failure messages."""
+        try:
+            st = self.state()
+            keys = ("source", "fps", "frames", "drops", "clientSkips", "clients", "latency")
+            return json.dumps({k: st.get(k) for k in keys}) + f"; load average {os.getloadavg()}"
+        except Exception as e:  # noqa: BLE001 - diagnostics only
+            return f"<no /api/state: {e!r}; alive={self.alive()}>"
+
     def alive(self) -> bool:
         return self.proc.poll() is None
 

@@ -67,7 +67,7 @@ def test_slow_client_does_not_hold_back_others(sightline):
         assert fps >= MIN_FPS_RATIO * processed_fps, (
             f"normal client {i} received {fps} fps, server processed {processed_fps:.1f} fps "
             f"(all clients: {report}; ws clients at window start: {clients_ws}; "
-            f"load average {os.getloadavg()})")
+            f"load average {os.getloadavg()}; server: {server.summary()})")
 
     rss_mib = [k / 1024 for k in rss]
     assert max(rss_mib) < MAX_RSS_MIB, f"server RSS reached {max(rss_mib):.1f} MiB (samples {rss_mib})"

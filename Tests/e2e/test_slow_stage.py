@@ -23,7 +23,7 @@ def test_slow_stage_drops_instead_of_queueing(sightline):
         receive_frames(ws, FrameLog(), seconds=1.0, timeout=5.0)   # warm up, discard
         log = receive_frames(ws, FrameLog(), pairs=MIN_PAIRS, timeout=30.0)
     assert len(log.pairs) >= MIN_PAIRS, \
-        f"only {len(log.pairs)} pairs in 30 s with a {STAGE_DELAY_MS} ms stage (closed: {log.closed})"
+        f"only {len(log.pairs)} pairs in 30 s with a {STAGE_DELAY_MS} ms stage (closed: {log.closed}; server: {server.summary()})"
     check_frame_pairs(log, "slow-stage client")
 
     ages = sorted(t_bin - meta["capturedAt"] for meta, _, _, t_bin in log.pairs)

@@ -16,7 +16,7 @@ def test_stream_demo(sightline):
     server.assert_alive()
 
     assert len(log.pairs) >= MIN_PAIRS, (
-        f"received only {len(log.pairs)} JSON+JPEG pairs in 30 s (closed: {log.closed}, "
+        f"received only {len(log.pairs)} JSON+JPEG pairs in 30 s (closed: {log.closed}; server: {server.summary()}, "
         f"other messages: {log.other_text[:3]})")
     check_frame_pairs(log, "demo client")
 

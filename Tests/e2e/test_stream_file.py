@@ -123,7 +123,7 @@ def test_stream_file(sightline, testdata, tmp_path):
         log = receive_frames(ws, FrameLog(), pairs=MIN_PAIRS + 5, timeout=45.0)
     server.assert_alive()
     assert len(log.pairs) >= MIN_PAIRS, \
-        f"received only {len(log.pairs)} pairs in 45 s from the file source (closed: {log.closed})"
+        f"received only {len(log.pairs)} pairs in 45 s from the file source (closed: {log.closed}; server: {server.summary()})"
     check_frame_pairs(log, "file client")
     for meta, _, _, _ in log.pairs:
         assert (meta["width"], meta["height"]) == (W, H), \

@@ -64,7 +64,7 @@ def test_ws_oversized_message_closes_only_that_client(sightline):
         after = sum(1 for p in log.pairs if p[3] > t_closed)
         assert log.closed is None, f"the good client was closed too: {log.closed}"
         assert after >= 30, (f"good client got only {after} frames in the 10 s after the other "
-                             f"client was closed (had {before} at close time)")
+                             f"client was closed (had {before} at close time); server: {server.summary()}")
         check_frame_pairs(log, "good client")
     server.assert_alive()
     assert server.state()["frames"]["processed"] > 0

@@ -37,7 +37,7 @@ public final class SightlineServer: @unchecked Sendable {
         factory.cameraWidth = settings.cameraWidth
         factory.cameraHeight = settings.cameraHeight
         factory.cameraFPS = settings.cameraFPS
-        factory.demoTemplatePath = settings.demoTemplate
+        factory.demoTemplatePath = ResourceLocator.locate(settings.demoTemplate)
         let (source, resolved) = try factory.make(SourceSpec.parse(settings.source))
 
         var loaded = try settings.templates.map { argument -> Template in
@@ -75,7 +75,7 @@ public final class SightlineServer: @unchecked Sendable {
         var serverOptions = StreamServer.Options()
         serverOptions.host = settings.host
         serverOptions.port = settings.port
-        let routes = Routes(app: self, staticFiles: StaticFiles(root: settings.webRoot))
+        let routes = Routes(app: self, staticFiles: StaticFiles(root: ResourceLocator.locate(settings.webRoot)))
         server = StreamServer(options: serverOptions, frames: frames, stats: stats, logger: logger) { request in
             routes.respond(to: request)
         }

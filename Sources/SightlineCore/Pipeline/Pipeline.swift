@@ -5,11 +5,13 @@ import Logging
 /// stages, encodes the JPEG and the JSON, and publishes the result to the
 /// latest-frame slot.
 ///
-/// Frame budget: 1/fps of the source. A frame that waited so long that it
-/// would reach clients later than `maxAgeBudgets` budgets after capture
-/// (going by the recent processing time) is dropped as `late`, and the
-/// pipeline takes the next, fresher one instead. Frames replaced in the
-/// mailbox are counted as `superseded` by the capture loop.
+/// Frame budget: 1/fps of the source. A frame that arrived while the
+/// pipeline was busy and waited so long that it would reach clients later
+/// than `maxAgeBudgets` budgets after capture (going by the recent
+/// processing time) is dropped as `late`; the pipeline then waits for the
+/// next frame, which is as fresh as any can be and is always processed, so
+/// the pipeline never starves. Frames replaced in the mailbox are counted
+/// as `superseded` by the capture loop.
 ///
 /// Threads: everything but `start`/`stop` runs on the pipeline thread,
 /// which owns the stages, the encoder and `averageProcessing`.
@@ -55,8 +57,9 @@ public final class Pipeline: @unchecked Sendable {
         lock.withLock { started = true }
         let thread = Thread { [self] in
             while !lock.withLock({ stopRequested }) {
+                let idleSince = MonotonicClock.nanos()
                 guard let frame = mailbox.take(timeout: 0.25) else { continue }
-                handle(frame)
+                handle(frame, waitedBehindBusyPipeline: frame.capturedNanos < idleSince)
             }
             finished.signal()
         }
@@ -72,15 +75,16 @@ public final class Pipeline: @unchecked Sendable {
         if wasStarted { finished.wait() }
     }
 
-    /// Runs one frame through the stages and publishes it (pipeline thread;
-    /// also called directly by `bench` and tests).
-    public func handle(_ frame: Frame) {
-        let budget = budgetSeconds()
-        let age = Double(MonotonicClock.nanos() &- frame.capturedNanos) / 1e9
-        let limit = options.maxAgeBudgets * budget
-        if averageProcessing < limit && age + averageProcessing > limit {
-            stats.frameDropped(.late)
-            return
+    /// Runs one frame through the stages and publishes it, unless it waited
+    /// behind a busy pipeline for too long (pipeline thread; also called
+    /// directly by tests).
+    public func handle(_ frame: Frame, waitedBehindBusyPipeline: Bool = false) {
+        if waitedBehindBusyPipeline {
+            let age = Double(MonotonicClock.nanos() &- frame.capturedNanos) / 1e9
+            if age + averageProcessing > options.maxAgeBudgets * budgetSeconds() {
+                stats.frameDropped(.late)
+                return
+            }
         }
         let start = MonotonicClock.nanos()
         do {

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs what Sightline needs on Debian 12 and is not there yet:
+# the C libraries it links, the browser and driver the tests use, and the
+# Python packages of the end-to-end tests. Safe to run again: it installs
+# only what is missing. Needs root (or sudo) for the Debian packages.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+debian_packages=(
+  pkg-config libopencv-dev opencv-data libwebsockets-dev libv4l-dev libturbojpeg0-dev  # build
+  chromium chromium-driver python3-pip                                                 # tests
+)
+command -v node >/dev/null 2>&1 || debian_packages+=(nodejs)
+
+missing=()
+for package in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+# python3-pip is only needed when pip is absent.
+if command -v pip3 >/dev/null 2>&1 || python3 -m pip --version >/dev/null 2>&1; then
+  missing=("${missing[@]/python3-pip}")
+fi
+missing=($(printf '%s\n' "${missing[@]}" | grep -v '^$' || true))
+
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  as_root=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || { echo "setup: run as root to install: ${missing[*]}" >&2; exit 1; }
+    as_root=(sudo)
+  fi
+  "${as_root[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+if ! python3 -c 'import pytest, websockets, PIL, selenium' >/dev/null 2>&1; then
+  echo "setup: installing Python test packages from Tests/requirements.txt"
+  python3 -m pip install -q -r Tests/requirements.txt 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages -r Tests/requirements.txt
+fi
+
+command -v swift >/dev/null 2>&1 || {
+  echo "setup: Swift 6 is not on PATH; install a Swift toolchain (6.0 or newer) from swift.org first" >&2
+  exit 1
+}
+echo "setup: everything Sightline needs is installed"
