@@ -1,0 +1,59 @@
+import Foundation
+
+/// A point in frame pixels.
+public struct PixelPoint: Sendable, Equatable, Codable {
+    public var x: Double
+    public var y: Double
+    public init(x: Double, y: Double) { self.x = x; self.y = y }
+}
+
+/// The five landmarks, named from the subject's point of view (`rightEye`
+/// is on the image's left for an unmirrored camera), in frame pixels.
+public struct FaceLandmarks: Sendable, Equatable, Codable {
+    public var rightEye: PixelPoint
+    public var leftEye: PixelPoint
+    public var nose: PixelPoint?
+    public var mouthRight: PixelPoint?
+    public var mouthLeft: PixelPoint?
+
+    public init(rightEye: PixelPoint, leftEye: PixelPoint, nose: PixelPoint? = nil,
+                mouthRight: PixelPoint? = nil, mouthLeft: PixelPoint? = nil) {
+        self.rightEye = rightEye; self.leftEye = leftEye; self.nose = nose
+        self.mouthRight = mouthRight; self.mouthLeft = mouthLeft
+    }
+}
+
+/// One face a detector found in one frame, in frame pixels.
+/// `box` is the face's own rectangle, centred on the face (x, y top-left of
+/// the unrotated box; a client draws it rotated by `roll` about its centre).
+public struct FaceObservation: Sendable, Equatable {
+    public var box: (x: Double, y: Double, w: Double, h: Double)
+    public var score: Double
+    public var landmarks: FaceLandmarks?
+    /// Degrees, clockwise positive in image coordinates, in (-180, 180].
+    public var roll: Double?
+    /// Degrees in [-90, 90], positive when the face turns towards the image's right.
+    public var yaw: Double?
+    public var smile: Double?
+    public var eyesClosed: Bool?
+
+    public init(box: (x: Double, y: Double, w: Double, h: Double), score: Double, landmarks: FaceLandmarks? = nil,
+                roll: Double? = nil, yaw: Double? = nil, smile: Double? = nil, eyesClosed: Bool? = nil) {
+        self.box = box; self.score = score; self.landmarks = landmarks
+        self.roll = roll; self.yaw = yaw; self.smile = smile; self.eyesClosed = eyesClosed
+    }
+
+    public static func == (a: FaceObservation, b: FaceObservation) -> Bool {
+        a.box == b.box && a.score == b.score && a.landmarks == b.landmarks && a.roll == b.roll && a.yaw == b.yaw
+            && a.smile == b.smile && a.eyesClosed == b.eyesClosed
+    }
+}
+
+/// Finds faces in a frame. Implementations (YuNet, Haar) belong to the
+/// pipeline thread that calls them and may keep buffers between frames.
+public protocol FaceDetector: AnyObject {
+    /// A short name for logs and /api/state ("yunet-320", "haar").
+    var name: String { get }
+    /// Faces in a BGR frame (with its gray version, which Haar uses), at most `limit`.
+    func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation]
+}
