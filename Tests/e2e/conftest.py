@@ -3,9 +3,15 @@
 Everything here talks to 127.0.0.1 only, and every wait/read loop is bounded both in
 count and in time, so a hung or broken server makes a test fail, never hang.
 
+Run:  pip install -r Tests/requirements.txt && python3 -m pytest Tests/e2e -v
+
 Environment:
   SIGHTLINE_BIN        server binary (default <repo>/.build/release/sightline)
   SIGHTLINE_TEST_DATA  shared test data (default <repo>/../shared/testdata)
+
+Test modules import the helpers below with `from conftest import ...`, which works with
+pytest's default (prepend) import mode; this directory has no __init__.py on purpose.
+On failure the server's command line and stderr tail are attached to the report.
 """
 
 from __future__ import annotations
@@ -533,8 +539,6 @@ class Server:
 
 class ServerFactory:
     """`sightline(*extra_args, web_root=..., env=...)` starts a server and waits for it."""
-
-    iou = staticmethod(iou)
 
     def __init__(self, tmp_path: Path, binary: Path):
         self.tmp_path = tmp_path

@@ -70,6 +70,8 @@ def test_slow_client_does_not_hold_back_others(sightline):
             f"load average {os.getloadavg()}; server: {server.summary()})")
 
     rss_mib = [k / 1024 for k in rss]
+    print(f"slow-client: processed {processed_fps:.1f} fps, clients {report} fps, "
+          f"RSS {rss_mib[0]:.1f}..{max(rss_mib):.1f} MiB, clientSkips {skips_start}->{st1['clientSkips']}")
     assert max(rss_mib) < MAX_RSS_MIB, f"server RSS reached {max(rss_mib):.1f} MiB (samples {rss_mib})"
     growth = max(rss_mib) - rss_mib[0]
     assert growth <= MAX_RSS_GROWTH_MIB, \

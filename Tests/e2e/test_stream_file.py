@@ -139,6 +139,7 @@ def test_stream_file(sightline, testdata, tmp_path):
         elif len(misses) < 5:
             misses.append({"seq": meta["seq"], "detection": det, "iou": round(score, 3)})
     rate = hits / len(log.pairs)
+    print(f"file: {info}; 'street' hit on {hits}/{len(log.pairs)} frames")
     assert rate >= MIN_HIT_RATE, (
         f"template 'street' within IoU>={MIN_IOU} of the cut box {cut} on {hits}/{len(log.pairs)} "
         f"frames ({rate:.0%} < {MIN_HIT_RATE:.0%}); {info}; first misses: {misses}")
