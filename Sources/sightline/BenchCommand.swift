@@ -24,6 +24,12 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "JPEG quality.")
     var quality = 80
 
+    @Option(help: "Matcher: the frame is shrunk by this for the coarse search.")
+    var frameScale = TemplateMatcher.Options().frameScale
+
+    @Option(help: "Matcher: level (fraction of the frame) where hits are refined; 0 turns refinement off.")
+    var refineScale = TemplateMatcher.Options().refineScale ?? 0
+
     @Option(help: "Demo template image.")
     var demoTemplate = "config/demo-template.png"
 
@@ -34,7 +40,11 @@ struct BenchCommand: ParsableCommand {
         options.width = parts[0]
         options.height = parts[1]
         options.fps = fps
-        let benchmark = PipelineBenchmark(demo: options, templatePath: demoTemplate, quality: quality)
+        var matcher = TemplateMatcher.Options()
+        matcher.frameScale = frameScale
+        matcher.refineScale = refineScale > 0 ? refineScale : nil
+        let benchmark = PipelineBenchmark(demo: options, templatePath: demoTemplate, quality: quality,
+                                          matcherOptions: matcher)
         let report = try benchmark.run(frames: frames, liveSeconds: liveSeconds)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

@@ -80,4 +80,13 @@ def test_slow_client_does_not_hold_back_others(sightline):
     assert st1["clientSkips"] > skips_start, (
         f"clientSkips did not grow ({skips_start} -> {st1['clientSkips']}) although one client "
         f"never read for {WARMUP_S + WINDOW_S:.0f} s")
+    # While it stays connected, the stalled client (buffers full since the warm-up) gets
+    # none of the window's frames, and clientSkips counts "frames a slow client did not get".
+    processed = st1["frames"]["processed"] - st0["frames"]["processed"]
+    skipped = st1["clientSkips"] - st0["clientSkips"]
+    if st1["clients"]["ws"] > NORMAL_CLIENTS:
+        assert skipped >= 0.5 * processed, (
+            f"clientSkips grew by only {skipped} during the {WINDOW_S:.0f} s window in which the "
+            f"stalled client (still connected: clients {st1['clients']}) could not receive any of "
+            f"the {processed} processed frames; bytesSent {st0['bytesSent']} -> {st1['bytesSent']}")
     server.assert_alive()

@@ -12,7 +12,8 @@ public struct PipelineBenchmark {
         public var width: Int
         public var height: Int
         public var frames: Int
-        /// Milliseconds per frame for each stage.
+        /// Milliseconds per frame for each stage; `template` tracks from frame
+        /// to frame as the server does, `templateFullSearch` never tracks.
         public var stagesMs: [String: StageTiming]
         public var encodeMegapixelsPerSecond: Double
         public var templateRecall: Double
@@ -32,11 +33,14 @@ public struct PipelineBenchmark {
     public let demo: DemoSource.Options
     public let templatePath: String
     public let quality: Int
+    public let matcherOptions: TemplateMatcher.Options
 
-    public init(demo: DemoSource.Options, templatePath: String, quality: Int) {
+    public init(demo: DemoSource.Options, templatePath: String, quality: Int,
+                matcherOptions: TemplateMatcher.Options = TemplateMatcher.Options()) {
         self.demo = demo
         self.templatePath = templatePath
         self.quality = quality
+        self.matcherOptions = matcherOptions
     }
 
     public func run(frames count: Int, liveSeconds: Double) throws -> Report {
@@ -44,23 +48,29 @@ public struct PipelineBenchmark {
         let template = try Template(name: SourceFactory.demoLabel, image: templateImage)
         let source = DemoSource(options: demo, template: templateImage, templateLabel: SourceFactory.demoLabel)
         _ = try source.open()
-        let matcher = TemplateMatcher()
+        let matcher = TemplateMatcher(options: matcherOptions)
+        var fullOptions = matcherOptions
+        fullOptions.tracking = false
+        let fullSearch = TemplateMatcher(options: fullOptions)
         let encoder = try JPEGEncoder(quality: quality)
         var samples: [String: [Double]] = [:]
         var hits = 0
         for _ in 0..<count {
             let captured = try source.nextImage()
             let t0 = MonotonicClock.nanos()
-            let small = try matcher.shrink(gray: ImageOps.gray(captured.image))
+            let gray = try ImageOps.gray(captured.image)
             let t1 = MonotonicClock.nanos()
-            let found = try matcher.match(templates: [template], in: small)
+            let found = try matcher.match(templates: [template], gray: gray)
             let t2 = MonotonicClock.nanos()
             _ = try encoder.encode(captured.image)
             let t3 = MonotonicClock.nanos()
+            _ = try fullSearch.match(templates: [template], gray: gray)
+            let t4 = MonotonicClock.nanos()
             samples["convert", default: []].append(Double(t1 - t0) / 1e6)
             samples["template", default: []].append(Double(t2 - t1) / 1e6)
             samples["encode", default: []].append(Double(t3 - t2) / 1e6)
             samples["total", default: []].append(Double(t3 - t0) / 1e6)
+            samples["templateFullSearch", default: []].append(Double(t4 - t3) / 1e6)
             let truth = captured.groundTruth[0]
             let truthBox = NormalizedBox(pixelX: truth.x, pixelY: truth.y, width: truth.w, height: truth.h,
                                          frameWidth: demo.width, frameHeight: demo.height)
@@ -82,11 +92,11 @@ public struct PipelineBenchmark {
         let slot = LatestFrameSlot()
         let source = DemoSource(options: demo, template: templateImage, templateLabel: SourceFactory.demoLabel)
         let capture = CaptureLoop(source: source, spec: "demo", mailbox: mailbox, stats: stats, logger: logger)
-        let matcher = TemplateMatcher()
+        let matcher = TemplateMatcher(options: matcherOptions)
         let latency = LatencyRecorder()
         let fps = demo.fps
         let pipeline = Pipeline(mailbox: mailbox, stats: stats,
-                                stages: [ConvertStage(matcher: matcher),
+                                stages: [ConvertStage(),
                                          TemplateStage(matcher: matcher, library: TemplateLibrary([template]))],
                                 encoder: try JPEGEncoder(quality: quality), output: slot, logger: logger,
                                 budgetSeconds: { 1 / fps },

@@ -66,7 +66,7 @@ public final class SightlineServer: @unchecked Sendable {
         let capture = self.capture
         let wake = WakeRelay()
         pipeline = Pipeline(mailbox: mailbox, stats: stats,
-                            stages: [ConvertStage(matcher: matcher), TemplateStage(matcher: matcher, library: templates)],
+                            stages: [ConvertStage(), TemplateStage(matcher: matcher, library: templates)],
                             encoder: try JPEGEncoder(quality: settings.jpegQuality), output: frames,
                             options: pipelineOptions, logger: logger,
                             budgetSeconds: { 1.0 / (capture.status.format?.fps ?? 30) },

@@ -19,9 +19,12 @@ public final class StillImageDetector {
     private let templates: [Template]
     private let matcher: TemplateMatcher
 
-    public init(templates: [Template], matcher: TemplateMatcher = TemplateMatcher()) {
+    /// Photos are unrelated to each other: no tracking from one to the next.
+    public init(templates: [Template], options: TemplateMatcher.Options = TemplateMatcher.Options()) {
         self.templates = templates
-        self.matcher = matcher
+        var stills = options
+        stills.tracking = false
+        self.matcher = TemplateMatcher(options: stills)
     }
 
     public func detect(path: String) throws -> Result {
@@ -31,7 +34,6 @@ public final class StillImageDetector {
 
     public func detect(image: ImageBuffer) throws -> [Detection] {
         guard !templates.isEmpty else { return [] }
-        let small = try matcher.shrink(gray: ImageOps.gray(image))
-        return try matcher.match(templates: templates, in: small)
+        return try matcher.match(templates: templates, gray: ImageOps.gray(image))
     }
 }

@@ -14,7 +14,7 @@ public struct ServeSettings: Sendable {
     public var demoTemplate = "config/demo-template.png"
     public var jpegQuality = 80
     public var templateThreshold = TemplateMatcher.Options.defaultThreshold
-    public var frameScale = 0.35
+    public var frameScale = TemplateMatcher.Options().frameScale
     public var templates: [String] = []
     public var dataDir = "data"
     public var token: String?

@@ -52,6 +52,16 @@ public final class ImageBuffer: @unchecked Sendable {
         }
     }
 
+    /// A copy of the rectangle (which must lie inside the image).
+    public func cropped(x: Int, y: Int, width w: Int, height h: Int) -> ImageBuffer {
+        precondition(x >= 0 && y >= 0 && w > 0 && h > 0 && x + w <= width && y + h <= height)
+        let other = ImageBuffer(width: w, height: h, channels: channels)
+        for row in 0..<h {
+            (other.bytes + row * other.stride).update(from: bytes + (y + row) * stride + x * channels, count: w * channels)
+        }
+        return other
+    }
+
     public func copy() -> ImageBuffer {
         let other = ImageBuffer(width: width, height: height, channels: channels)
         other.bytes.update(from: bytes, count: byteCount)

@@ -5,8 +5,6 @@ public struct FrameContext {
     public let frame: Frame
     /// The frame in gray, made once by the convert stage.
     public var gray: ImageBuffer?
-    /// The gray frame shrunk for template matching.
-    public var smallGray: ImageBuffer?
     public var detections: [Detection] = []
 
     public init(frame: Frame) { self.frame = frame }

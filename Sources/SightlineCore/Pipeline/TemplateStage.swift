@@ -14,7 +14,7 @@ public final class TemplateStage: PipelineStage {
     public func process(_ context: inout FrameContext) throws {
         let templates = library.all
         guard !templates.isEmpty else { return }
-        let small = try context.smallGray ?? matcher.shrink(gray: ImageOps.gray(context.frame.image))
-        context.detections += try matcher.match(templates: templates, in: small)
+        let gray = try context.gray ?? ImageOps.gray(context.frame.image)
+        context.detections += try matcher.match(templates: templates, gray: gray)
     }
 }
