@@ -100,6 +100,18 @@ extern "C" int slcv_rotate(slcv_image src, slcv_image dst, double angle, slcv_er
     });
 }
 
+extern "C" int slcv_paste_warped(slcv_image src, slcv_image dst, double cx, double cy, double scale, double angle, slcv_error *err) {
+    return guarded(err, [&] {
+        cv::Mat in = wrap(src), out = wrap(dst);
+        cv::Point2f centre((in.cols - 1) / 2.0f, (in.rows - 1) / 2.0f);
+        cv::Mat m = cv::getRotationMatrix2D(centre, angle, scale);
+        m.at<double>(0, 2) += cx - centre.x;
+        m.at<double>(1, 2) += cy - centre.y;
+        cv::warpAffine(in, out, m, out.size(), cv::INTER_LINEAR, cv::BORDER_TRANSPARENT);
+        return 0;
+    });
+}
+
 extern "C" int slcv_match_template(slcv_image image, slcv_image templ, float *result, int result_stride, slcv_error *err) {
     return guarded(err, [&] {
         if (templ.width > image.width || templ.height > image.height)

@@ -63,6 +63,11 @@ int slcv_blur(slcv_image image, int ksize, double sigma, slcv_error *err);
 // as cv::getRotationMatrix2D) into dst of the same size, border replicated.
 int slcv_rotate(slcv_image src, slcv_image dst, double angle, slcv_error *err);
 
+// Draws src onto dst scaled by `scale` and rotated by `angle` degrees
+// (counter-clockwise positive, as cv::getRotationMatrix2D) about its centre,
+// which lands at (cx, cy) in dst; dst pixels outside the drawn image stay.
+int slcv_paste_warped(slcv_image src, slcv_image dst, double cx, double cy, double scale, double angle, slcv_error *err);
+
 // --- template matching --------------------------------------------------
 // TM_CCOEFF_NORMED of templ over image; writes the score map into `result`
 // ((image.w - templ.w + 1) x (image.h - templ.h + 1) floats, row stride

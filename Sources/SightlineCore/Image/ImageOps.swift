@@ -47,6 +47,15 @@ public enum ImageOps {
         return dst
     }
 
+    /// Draws `src` onto `dst`, scaled and rotated (clockwise positive) about
+    /// its centre, which lands at (centerX, centerY).
+    public static func paste(_ src: ImageBuffer, onto dst: ImageBuffer, centerX: Double, centerY: Double,
+                             scale: Double, clockwiseDegrees: Double) throws {
+        try OpenCVError.check {
+            slcv_paste_warped(src.cView, dst.cView, centerX, centerY, scale, -clockwiseDegrees, $0)
+        }
+    }
+
     public static func meanStdDev(_ image: ImageBuffer) throws -> (mean: Double, stddev: Double) {
         var mean = 0.0, stddev = 0.0
         try OpenCVError.check { slcv_mean_stddev(image.cView, &mean, &stddev, $0) }

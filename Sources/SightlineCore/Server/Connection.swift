@@ -16,6 +16,9 @@ final class Connection {
 
     /// Index of the last frame this client was sent (see EncodedFrame.index).
     var lastFrameIndex: UInt64 = 0
+    /// Every frame up to this index was either sent to this client or
+    /// counted as skipped for it.
+    var accountedThrough: UInt64 = 0
     /// WebSocket: the frame whose JSON went out and whose JPEG is due next.
     var pendingBinary: EncodedFrame?
     /// WebSocket: bytes of the incoming message so far.

@@ -103,7 +103,9 @@ public final class StreamServer: @unchecked Sendable {
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             return requestPath(wsi) == "/ws" ? 0 : 1
         case LWS_CALLBACK_ESTABLISHED:
-            connections[wsi] = Connection(role: .webSocket)
+            let connection = Connection(role: .webSocket)
+            connection.accountedThrough = frames.latest.map { $0.index - 1 } ?? 0
+            connections[wsi] = connection
             lock.withLock { webSocketClients += 1 }
             if frames.latest != nil { lws_callback_on_writable(wsi) }
             return 0
@@ -136,13 +138,25 @@ public final class StreamServer: @unchecked Sendable {
         }
     }
 
+    /// A new frame is out: frames a client can no longer get (every one
+    /// older than the newest that it was not sent) count as skipped now, so
+    /// a stalled client's losses show even while it gets no callbacks.
     private func wakeStreamingClients() {
         guard let latest = frames.latest else { return }
         for (wsi, connection) in connections where connection.role != .http {
+            if latest.index > connection.accountedThrough + 1 {
+                stats.clientSkipped(latest.index - 1 - connection.accountedThrough)
+                connection.accountedThrough = latest.index - 1
+            }
             if connection.lastFrameIndex < latest.index || connection.pendingBinary != nil {
                 lws_callback_on_writable(wsi)
             }
         }
+    }
+
+    private func markSent(_ frame: EncodedFrame, to connection: Connection) {
+        connection.lastFrameIndex = frame.index
+        connection.accountedThrough = max(connection.accountedThrough, frame.index)
     }
 
     // MARK: - WebSocket
@@ -178,8 +192,7 @@ public final class StreamServer: @unchecked Sendable {
             return 0
         }
         guard let frame = frames.latest, frame.index > connection.lastFrameIndex else { return 0 }
-        if connection.lastFrameIndex > 0 { stats.clientSkipped(frame.index - connection.lastFrameIndex - 1) }
-        connection.lastFrameIndex = frame.index
+        markSent(frame, to: connection)
         guard write(wsi, frame.json, LWS_WRITE_TEXT) else { return -1 }
         connection.pendingBinary = frame
         lws_callback_on_writable(wsi)
@@ -239,6 +252,7 @@ public final class StreamServer: @unchecked Sendable {
         case .mjpegStream:
             guard writeHead(wsi, response.status, response.contentType, -1, response.headers) else { return -1 }
             connection.role = .mjpeg
+            connection.accountedThrough = frames.latest.map { $0.index - 1 } ?? 0
             lock.withLock { mjpegClients += 1 }
             lws_callback_on_writable(wsi)
             return 0
@@ -276,8 +290,7 @@ public final class StreamServer: @unchecked Sendable {
     private func sendMJPEGPart(_ wsi: OpaquePointer, _ connection: Connection) -> Int32 {
         guard let frame = frames.latest, frame.index > connection.lastFrameIndex else { return 0 }
         if lws_send_pipe_choked(wsi) != 0 { return 0 }
-        if connection.lastFrameIndex > 0 { stats.clientSkipped(frame.index - connection.lastFrameIndex - 1) }
-        connection.lastFrameIndex = frame.index
+        markSent(frame, to: connection)
         var part = Data(MJPEG.partHead(length: frame.jpeg.count, seq: frame.seq, capturedAt: frame.capturedAt).utf8)
         part.append(frame.jpeg)
         part.append(contentsOf: [13, 10])
