@@ -4,7 +4,7 @@ import PackageDescription
 // OpenCV 4.6 from Debian (libopencv-dev). Its headers are C++, so only the
 // CSightlineOpenCV shim reads them; Swift sees a C header.
 let openCVLibraries = [
-    "opencv_core", "opencv_imgproc", "opencv_imgcodecs", "opencv_videoio", "opencv_face",
+    "opencv_core", "opencv_imgproc", "opencv_imgcodecs", "opencv_videoio", "opencv_face", "opencv_dnn", "opencv_objdetect",
 ].map { LinkerSetting.linkedLibrary($0) }
 
 let package = Package(

@@ -1,9 +1,15 @@
 // Sightline browser client: wires the frame stream, the overlay, the metrics
-// poller and the status line together. Everything runs on the main thread.
+// poller, the status line and the tool panels (source, templates, faces, access)
+// together. Everything runs on the main thread.
 
 import { Overlay } from './overlay.js';
 import { FrameStream, ConnectionState, sameHostWebSocketURL } from './stream.js';
 import { StatePoller, MetricsPanel } from './metrics.js';
+import { FpsChart, SERIES } from './chart.js';
+import { TemplatesPanel } from './templates.js';
+import { FacesPanel } from './faces.js';
+import { SourcesPanel } from './sources.js';
+import { AccessPanel } from './access.js';
 
 const WS_PATH = '/ws';
 const STATE_PATH = '/api/state';
@@ -13,6 +19,8 @@ const STATUS_TICK_MS = 500;
 const SHOWN_FPS_WINDOW_MS = 2000;
 /** Keyboard shortcuts -> checkbox ids. */
 const SHORTCUTS = Object.freeze({ t: 'toggle-labels', l: 'toggle-landmarks', g: 'toggle-ground-truth' });
+/** Where typing must not trigger the shortcuts. */
+const TYPING_TARGETS = 'input:not([type="checkbox"]):not([type="radio"]), textarea, select, [contenteditable]';
 
 /** Source states from /api/state. */
 const SourceState = Object.freeze({ LIVE: 'live', STARTING: 'starting', NO_SIGNAL: 'noSignal' });
@@ -37,6 +45,16 @@ const elements = {
 
 const overlay = new Overlay(elements.canvas, readToggles());
 const metricsPanel = new MetricsPanel(elements.metrics);
+const chart = new FpsChart($('#fps-chart'));
+renderLegend($('[data-role="legend"]'));
+const sourcesPanel = new SourcesPanel($('#sources'));
+const templatesPanel = new TemplatesPanel($('#templates'), document.body);
+const facesPanel = new FacesPanel($('#faces'), {
+  onSelect(id) {
+    overlay.setOptions({ selectedFaceId: id });
+  },
+});
+new AccessPanel($('#access'));
 
 let connection = { state: ConnectionState.CONNECTING, retryAt: undefined };
 let everConnected = false;
@@ -72,6 +90,7 @@ function paint() {
   nextFrame = null;
   if (!frame) return;
   overlay.show(frame); // image and its own detections, in one go
+  facesPanel.update(overlay.lastDrawn);
   const now = performance.now();
   shownTimes.push(now);
   while (shownTimes.length && now - shownTimes[0] > SHOWN_FPS_WINDOW_MS) shownTimes.shift();
@@ -128,7 +147,7 @@ for (const input of Object.values(elements.toggles)) {
 
 document.addEventListener('keydown', (event) => {
   if (event.altKey || event.ctrlKey || event.metaKey || event.repeat) return;
-  if (event.target instanceof HTMLElement && event.target.closest('input[type="text"], textarea, select')) return;
+  if (event.target instanceof HTMLElement && event.target.closest(TYPING_TARGETS)) return;
   const id = SHORTCUTS[event.key.toLowerCase()];
   if (!id) return;
   const input = document.getElementById(id);
@@ -136,12 +155,38 @@ document.addEventListener('keydown', (event) => {
   input.dispatchEvent(new Event('change'));
 });
 
+// --- faces: click a box on the view to pick it ----------------------------------
+
+elements.canvas.addEventListener('click', (event) => {
+  facesPanel.clickAt(event.clientX, event.clientY, elements.canvas, overlay.lastDrawn);
+});
+elements.canvas.addEventListener('pointermove', (event) => {
+  const over = facesPanel.faceAt(event.clientX, event.clientY, elements.canvas, overlay.lastDrawn) !== null;
+  elements.canvas.classList.toggle('over-face', over);
+});
+
+// --- chart legend ------------------------------------------------------------------
+
+function renderLegend(list) {
+  list.replaceChildren(...SERIES.map(({ label, color }) => {
+    const item = document.createElement('li');
+    const swatch = document.createElement('span');
+    swatch.className = 'swatch';
+    swatch.style.background = color;
+    item.append(swatch, label);
+    return item;
+  }));
+}
+
 // --- server state -----------------------------------------------------------
 
 new StatePoller(STATE_PATH, {
   onState(state) {
     serverState = state;
     metricsPanel.render(state);
+    chart.push(state);
+    templatesPanel.syncFromState(state.templates);
+    sourcesPanel.syncFromState(state.source);
     const source = state.source || {};
     const name = source.name || source.spec || '';
     const dims = source.width && source.height ? `${source.width}x${source.height}` : '';
@@ -152,6 +197,7 @@ new StatePoller(STATE_PATH, {
   },
   onError() {
     metricsPanel.markStale();
+    chart.push(null); // a gap in the lines
   },
 }).start();
 
@@ -233,6 +279,12 @@ Object.defineProperty(window, 'sightline', {
     get stats() {
       return { ...stream.stats };
     },
+    get chart() {
+      return { samples: chart.samples.map((s) => ({ ...s })), drawnSegments: chart.drawnSegments };
+    },
+    get selectedFaceId() {
+      return facesPanel.selectedId;
+    },
   }),
   writable: false,
   configurable: false,
@@ -240,3 +292,6 @@ Object.defineProperty(window, 'sightline', {
 
 observeCanvasSize();
 stream.start();
+sourcesPanel.refresh();
+templatesPanel.refresh();
+facesPanel.refreshPeople();

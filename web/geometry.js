@@ -156,3 +156,39 @@ export function labelPosition(bounds, labelW, labelH, canvasW, canvasH) {
     y: clamp(y, 0, Math.max(0, canvasH - labelH)),
   };
 }
+
+/**
+ * Is `point` [x, y] inside `rect` {x, y, w, h} rotated by `rollDegrees` about its
+ * centre (the face box as drawn)? `margin` grows the box on every side, in the same
+ * pixels, so thin boxes stay easy to hit. Edges count as inside.
+ */
+export function pointInRotatedBox(point, rect, rollDegrees = 0, margin = 0) {
+  if (!(rect && Number.isFinite(rect.w) && Number.isFinite(rect.h))) return false;
+  const center = rectCenter(rect);
+  // Undo the roll: rotate the point the other way and test against the upright box.
+  const [x, y] = rotatePoint(point, center, -(rollDegrees || 0));
+  const halfW = Math.abs(rect.w) / 2 + margin;
+  const halfH = Math.abs(rect.h) / 2 + margin;
+  return Math.abs(x - center[0]) <= halfW && Math.abs(y - center[1]) <= halfH;
+}
+
+/**
+ * The topmost box hit by `point` among drawn `rects` ({x, y, w, h, roll}, later
+ * ones drawn on top), or null. Among nested hits the smallest box wins, so a face
+ * inside a larger box stays selectable.
+ */
+export function hitTest(point, rects, margin = 0) {
+  let best = null;
+  for (let i = rects.length - 1; i >= 0; i -= 1) {
+    const rect = rects[i];
+    if (!pointInRotatedBox(point, rect, rect.roll, margin)) continue;
+    if (!best || Math.abs(rect.w * rect.h) < Math.abs(best.w * best.h)) best = rect;
+  }
+  return best;
+}
+
+/** A pointer event's client position -> canvas backing-store pixels. */
+export function clientToCanvas(clientX, clientY, bounds, canvasW, canvasH) {
+  if (!(bounds.width > 0 && bounds.height > 0)) return [NaN, NaN];
+  return [((clientX - bounds.left) * canvasW) / bounds.width, ((clientY - bounds.top) * canvasH) / bounds.height];
+}

@@ -20,6 +20,7 @@ import {
 export const COLORS = Object.freeze({
   background: '#0b0d10',
   face: '#ffd21f',
+  selectedFace: '#ffffff',
   faceCue: 'rgba(255, 210, 31, 0.75)',
   template: '#00e5ff',
   groundTruth: '#ff4fd8',
@@ -27,6 +28,8 @@ export const COLORS = Object.freeze({
   labelText: '#0b0d10',
 });
 export const LINE_WIDTH_PX = 3;
+/** The face picked in the Faces panel is drawn this much thicker, in white. */
+export const SELECTED_LINE_WIDTH_PX = 5;
 export const CUE_LINE_WIDTH_PX = 2;
 export const LANDMARK_RADIUS_PX = 3;
 export const LABEL_FONT_PX = 13;
@@ -64,7 +67,7 @@ export class Overlay {
   constructor(canvas, options = {}) {
     this.canvas = canvas;
     this.ctx = canvas.getContext('2d', { alpha: false });
-    this.options = { landmarks: false, groundTruth: false, labels: true, ...options };
+    this.options = { landmarks: false, groundTruth: false, labels: true, selectedFaceId: null, ...options };
     this.dpr = 1;
     this.frame = null; // {meta, bitmap} currently on screen
     this.lastDrawn = null; // frozen record for the debug hook
@@ -160,25 +163,28 @@ export class Overlay {
     const roll = Number.isFinite(det.roll) ? det.roll : 0;
     const [cx, cy] = rectCenter(rect);
     const corners = rotatedCorners(rect, roll);
+    const selected = det.id !== undefined && det.id === this.options.selectedFaceId;
+    const color = selected ? COLORS.selectedFace : COLORS.face;
 
     ctx.save();
     ctx.translate(cx, cy);
     ctx.rotate(degreesToRadians(roll));
-    ctx.strokeStyle = COLORS.face;
-    ctx.lineWidth = this.#px(LINE_WIDTH_PX);
+    ctx.strokeStyle = color;
+    ctx.lineWidth = this.#px(selected ? SELECTED_LINE_WIDTH_PX : LINE_WIDTH_PX);
     ctx.strokeRect(-rect.w / 2, -rect.h / 2, rect.w, rect.h);
     if (Number.isFinite(det.yaw)) this.#drawYawCue(rect, det.yaw);
     ctx.restore();
 
     if (this.options.landmarks && det.landmarks) this.#drawLandmarks(det.landmarks, fit);
-    this.#drawLabel(detectionLabel(det), boundingRect(corners), COLORS.face);
+    this.#drawLabel(detectionLabel(det), boundingRect(corners), color);
     return {
       kind: FACE,
       id: det.id,
       ...rect,
       roll,
       yaw: det.yaw,
-      color: COLORS.face,
+      selected,
+      color,
       transform: { translate: [cx, cy], rotateDegrees: roll },
       corners,
     };

@@ -100,6 +100,15 @@ extern "C" int slcv_rotate(slcv_image src, slcv_image dst, double angle, slcv_er
     });
 }
 
+extern "C" int slcv_warp_affine(slcv_image src, slcv_image dst, const double *m, slcv_error *err) {
+    return guarded(err, [&] {
+        cv::Mat out = wrap(dst);
+        cv::Mat matrix(2, 3, CV_64F, (void *)m);
+        cv::warpAffine(wrap(src), out, matrix, out.size(), cv::INTER_LINEAR, cv::BORDER_REPLICATE);
+        return 0;
+    });
+}
+
 extern "C" int slcv_paste_warped(slcv_image src, slcv_image dst, double cx, double cy, double scale, double angle, slcv_error *err) {
     return guarded(err, [&] {
         cv::Mat in = wrap(src), out = wrap(dst);

@@ -95,11 +95,3 @@ extern "C" int sllbph_sample_labels(sllbph_model *model, int *labels, int capaci
     }
 }
 
-extern "C" int slcv_warp_affine(slcv_image src, slcv_image dst, const double *m, slcv_error *err) {
-    return guarded(err, [&] {
-        cv::Mat matrix(2, 3, CV_64FC1, (void *)m);
-        cv::Mat out = wrap(dst);
-        cv::warpAffine(wrap(src), out, matrix, out.size(), cv::INTER_LINEAR, cv::BORDER_REPLICATE);
-        return 0;
-    });
-}

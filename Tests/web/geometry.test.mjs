@@ -13,6 +13,9 @@ import {
   yawCue,
   arrowHead,
   labelPosition,
+  pointInRotatedBox,
+  hitTest,
+  clientToCanvas,
   YAW_INNER_RATIO,
 } from '../../web/geometry.js';
 
@@ -177,4 +180,81 @@ test('labelPosition: above the box, below when at the top, clamped inside', () =
   assert.deepEqual(labelPosition({ x: 50, y: 5, w: 40, h: 40 }, 60, 20, 800, 600), { x: 50, y: 45 });
   assert.deepEqual(labelPosition({ x: 780, y: 100, w: 40, h: 40 }, 60, 20, 800, 600), { x: 740, y: 80 });
   assert.deepEqual(labelPosition({ x: -30, y: 590, w: 40, h: 40 }, 60, 20, 800, 600), { x: 0, y: 570 });
+});
+
+// --- hit-testing the rotated face boxes ------------------------------------------
+
+test('pointInRotatedBox: upright box contains its centre and edges, not outside points', () => {
+  const rect = { x: 100, y: 50, w: 40, h: 80 };
+  assert.ok(pointInRotatedBox([120, 90], rect, 0));
+  assert.ok(pointInRotatedBox([100, 50], rect, 0), 'corner counts as inside');
+  assert.ok(pointInRotatedBox([140, 130], rect, 0));
+  assert.ok(!pointInRotatedBox([99, 90], rect, 0));
+  assert.ok(!pointInRotatedBox([120, 131], rect, 0));
+});
+
+test('pointInRotatedBox: a box rolled 90 degrees swaps its extents', () => {
+  const rect = { x: 100, y: 50, w: 40, h: 80 }; // centre (120, 90)
+  // Upright it reaches y = 55, x only to 135; rolled 90 it reaches x = 155, y only to 70.
+  assert.ok(pointInRotatedBox([120, 55], rect, 0));
+  assert.ok(!pointInRotatedBox([120, 55], rect, 90));
+  assert.ok(!pointInRotatedBox([155, 90], rect, 0));
+  assert.ok(pointInRotatedBox([155, 90], rect, 90));
+  assert.ok(pointInRotatedBox([155, 90], rect, -90));
+});
+
+test('pointInRotatedBox: agrees with the drawn corners at 30 degrees', () => {
+  const rect = { x: 0, y: 0, w: 100, h: 40 };
+  const roll = 30;
+  const corners = rotatedCorners(rect, roll);
+  const center = rectCenter(rect);
+  for (const corner of corners) {
+    // Just inside each drawn corner (towards the centre) is inside; just beyond it is not.
+    const inward = [corner[0] + (center[0] - corner[0]) * 0.02, corner[1] + (center[1] - corner[1]) * 0.02];
+    const outward = [corner[0] - (center[0] - corner[0]) * 0.02, corner[1] - (center[1] - corner[1]) * 0.02];
+    assert.ok(pointInRotatedBox(inward, rect, roll), `inside near ${corner}`);
+    assert.ok(!pointInRotatedBox(outward, rect, roll), `outside near ${corner}`);
+  }
+  // The unrotated top-left corner lies outside the rolled box.
+  assert.ok(!pointInRotatedBox([1, 1], rect, roll));
+});
+
+test('pointInRotatedBox: rotation about the centre, clockwise positive (y down)', () => {
+  const rect = { x: -50, y: -5, w: 100, h: 10 }; // a thin horizontal bar centred at the origin
+  // Clockwise 45 degrees on a y-down surface sends the right end (50, 0) to (35.4, 35.4).
+  assert.ok(pointInRotatedBox([35, 35], rect, 45));
+  assert.ok(!pointInRotatedBox([35, -35], rect, 45));
+  assert.ok(pointInRotatedBox([35, -35], rect, -45));
+});
+
+test('pointInRotatedBox: margin grows the box on every side; junk is never hit', () => {
+  const rect = { x: 10, y: 10, w: 20, h: 20 };
+  assert.ok(!pointInRotatedBox([33, 20], rect, 0));
+  assert.ok(pointInRotatedBox([33, 20], rect, 0, 4));
+  assert.ok(pointInRotatedBox([20, 6], rect, 0, 4));
+  assert.ok(!pointInRotatedBox([20, 5], rect, 0, 4));
+  assert.ok(!pointInRotatedBox([20, 20], null, 0));
+  assert.ok(!pointInRotatedBox([20, 20], { x: 0, y: 0 }, 0));
+  assert.ok(pointInRotatedBox([20, 20], rect, undefined), 'missing roll means upright');
+});
+
+test('hitTest: picks the box under the point, the smaller one when nested, honours roll', () => {
+  const big = { id: 1, x: 0, y: 0, w: 200, h: 200, roll: 0 };
+  const small = { id: 2, x: 50, y: 50, w: 40, h: 40, roll: 0 };
+  const tilted = { id: 3, x: 300, y: 0, w: 100, h: 20, roll: 90 }; // centre (350, 10)
+  const rects = [small, big, tilted];
+  assert.equal(hitTest([70, 70], rects).id, 2);
+  assert.equal(hitTest([150, 150], rects).id, 1);
+  assert.equal(hitTest([350, 50], rects).id, 3, 'inside the rolled box, outside its unrolled rect');
+  assert.equal(hitTest([390, 10], rects), null, 'inside the unrolled rect, outside the rolled box');
+  assert.equal(hitTest([500, 500], rects), null);
+  assert.equal(hitTest([10, 10], []), null);
+});
+
+test('clientToCanvas: CSS pixels of a scaled canvas -> backing-store pixels', () => {
+  const bounds = { left: 10, top: 20, width: 500, height: 250 };
+  nearPoint(clientToCanvas(10, 20, bounds, 1000, 500), [0, 0]);
+  nearPoint(clientToCanvas(260, 145, bounds, 1000, 500), [500, 250]);
+  nearPoint(clientToCanvas(510, 270, bounds, 1000, 500), [1000, 500]);
+  assert.ok(Number.isNaN(clientToCanvas(0, 0, { left: 0, top: 0, width: 0, height: 0 }, 10, 10)[0]));
 });

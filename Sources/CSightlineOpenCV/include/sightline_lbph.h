@@ -48,9 +48,6 @@ int sllbph_load(sllbph_model *model, const char *path, slcv_error *err);
 // `labels` non-null, writes up to `capacity` sample labels there.
 int sllbph_sample_labels(sllbph_model *model, int *labels, int capacity);
 
-// Why: aligning faces by the eyes. dst = src warped by the 2x3 affine matrix
-// m (row-major, mapping src to dst coordinates), bilinear, border replicated.
-int slcv_warp_affine(slcv_image src, slcv_image dst, const double *m, slcv_error *err);
 
 #ifdef __cplusplus
 }

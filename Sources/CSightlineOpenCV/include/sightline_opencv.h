@@ -63,6 +63,11 @@ int slcv_blur(slcv_image image, int ksize, double sigma, slcv_error *err);
 // as cv::getRotationMatrix2D) into dst of the same size, border replicated.
 int slcv_rotate(slcv_image src, slcv_image dst, double angle, slcv_error *err);
 
+// dst = src warped by the 2x3 affine matrix m (row-major, mapping src pixel
+// coordinates to dst ones), bilinear, border replicated: eye-aligned face
+// crops, upright crops around tilted faces.
+int slcv_warp_affine(slcv_image src, slcv_image dst, const double *m, slcv_error *err);
+
 // Draws src onto dst scaled by `scale` and rotated by `angle` degrees
 // (counter-clockwise positive, as cv::getRotationMatrix2D) about its centre,
 // which lands at (cx, cy) in dst; dst pixels outside the drawn image stay.

@@ -25,22 +25,23 @@ public final class JPEGDecoder {
         return (Int(width), Int(height))
     }
 
-    /// Decodes into a new BGR buffer.
-    public func decode(_ jpeg: Data) throws -> ImageBuffer {
+    /// Decodes into a new BGR buffer. `strict` refuses what TurboJPEG only
+    /// warns about (a truncated file, corrupt data), for uploads.
+    public func decode(_ jpeg: Data, strict: Bool = false) throws -> ImageBuffer {
         let (width, height) = try size(of: jpeg)
         guard width > 0, height > 0 else { throw JPEGError(message: "empty image") }
         let image = ImageBuffer(width: width, height: height, channels: 3)
-        try decode(jpeg, into: image)
+        try decode(jpeg, into: image, strict: strict)
         return image
     }
 
     /// Decodes into an existing BGR buffer of the JPEG's size.
-    public func decode(_ jpeg: Data, into image: ImageBuffer) throws {
+    public func decode(_ jpeg: Data, into image: ImageBuffer, strict: Bool = false) throws {
         let status = jpeg.withUnsafeBytes { raw in
             tjDecompress2(handle, raw.bindMemory(to: UInt8.self).baseAddress, UInt(raw.count), image.bytes,
                           Int32(image.width), Int32(image.stride), Int32(image.height),
-                          Int32(TJPF_BGR.rawValue), TJFLAG_FASTDCT)
+                          Int32(TJPF_BGR.rawValue), TJFLAG_FASTDCT | (strict ? TJFLAG_STOPONWARNING : 0))
         }
-        try JPEGError.check(status, handle)
+        try JPEGError.check(status, handle, warningsAreErrors: strict)
     }
 }

@@ -6,11 +6,11 @@ public struct JPEGError: Error, CustomStringConvertible, Sendable {
     public var description: String { "JPEG: \(message)" }
 
     /// The one place TurboJPEG's status codes become Swift errors.
-    static func check(_ status: Int32, _ handle: tjhandle?) throws {
+    static func check(_ status: Int32, _ handle: tjhandle?, warningsAreErrors: Bool = false) throws {
         guard status != 0 else { return }
         let text = tjGetErrorStr2(handle).map { String(cString: $0) } ?? "unknown error"
         // Warnings (tjGetErrorCode == TJERR_WARNING) still produce an image.
-        if let handle, tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue) { return }
+        if !warningsAreErrors, let handle, tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue) { return }
         throw JPEGError(message: text)
     }
 }

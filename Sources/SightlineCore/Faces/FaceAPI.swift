@@ -10,13 +10,17 @@ import Foundation
 /// Runs on the server's service thread; all state is in FaceService.
 public struct FaceAPI: Sendable {
     public let service: FaceService
-    public let token: AccessToken
+    public let auth: AuthGuard
     /// Bodies larger than this are refused before decoding.
     static let maxBodyBytes = 4096
 
-    public init(service: FaceService, token: AccessToken) {
+    public init(service: FaceService, auth: AuthGuard) {
         self.service = service
-        self.token = token
+        self.auth = auth
+    }
+
+    public init(service: FaceService, token: AccessToken) {
+        self.init(service: service, auth: AuthGuard(token: token))
     }
 
     /// The answer for a path this API owns, nil for any other path.
@@ -65,12 +69,7 @@ public struct FaceAPI: Sendable {
     }
 
     private func authorized(_ request: HTTPRequest, _ body: () -> HTTPResponse) -> HTTPResponse {
-        guard token.matches(request.bearerToken) else {
-            return HTTPResponse.error(401, "missing or wrong token",
-                                      detail: "send the server's token as 'Authorization: Bearer <token>' "
-                                          + "(SIGHTLINE_TOKEN, the config, or <data-dir>/token)")
-        }
-        return body()
+        auth.refusal(for: request) ?? body()
     }
 
     private struct NameBody: Decodable { var name: String }

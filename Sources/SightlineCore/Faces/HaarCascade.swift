@@ -1,0 +1,41 @@
+import CSightlineOpenCV
+import Foundation
+
+/// One cv::CascadeClassifier behind the shim.
+/// Belongs to the pipeline thread of the detector that owns it.
+final class HaarCascade {
+    /// Most rectangles one detectMultiScale call reports.
+    static let maxHits = 256
+
+    private let handle: OpaquePointer
+    private var rects = [slcv_rect](repeating: slcv_rect(), count: maxHits)
+
+    init(path: String) throws {
+        guard FileManager.default.isReadableFile(atPath: path) else { throw FaceDetectorError.cascadeMissing(path: path) }
+        var cascade: OpaquePointer?
+        try OpenCVError.check { slcv_cascade_load(path, &cascade, $0) }
+        guard let cascade else { throw FaceDetectorError.cascadeMissing(path: path) }
+        handle = cascade
+    }
+
+    deinit { slcv_cascade_release(handle) }
+
+    struct Parameters {
+        var scaleFactor: Double
+        var minNeighbors: Int
+        var minSize: Int
+        var maxSize: Int = 0
+    }
+
+    /// Hits in the gray view's pixels.
+    func detect(_ gray: slcv_image, _ p: Parameters) throws -> [(x: Int, y: Int, w: Int, h: Int)] {
+        var found: Int32 = 0
+        _ = try rects.withUnsafeMutableBufferPointer { buffer in
+            try OpenCVError.check {
+                slcv_cascade_detect(handle, gray, p.scaleFactor, Int32(p.minNeighbors), Int32(p.minSize),
+                                    Int32(p.maxSize), buffer.baseAddress, Int32(buffer.count), &found, $0)
+            }
+        }
+        return rects.prefix(Int(found)).map { (Int($0.x), Int($0.y), Int($0.width), Int($0.height)) }
+    }
+}

@@ -1,0 +1,105 @@
+import CSightlineOpenCV
+import Foundation
+
+/// Face detection with the YuNet 2023mar ONNX model through cv::dnn.
+///
+/// The frame (or its region of interest) is letterboxed into the model's
+/// fixed square input (320 or 640, read from the model file), the 12 outputs
+/// are decoded in Swift (`YuNetDecoder`), suppressed (NMS) and mapped back to
+/// frame pixels. An optional second pass (`LandmarkRefiner`) re-reads the
+/// landmarks on an upright, upscaled crop of each face for accurate roll.
+///
+/// Belongs to the pipeline thread that calls it: it keeps the network and its
+/// input and output buffers between frames and is not thread-safe.
+public final class YuNetDetector: FaceDetector {
+    public struct Options: Sendable {
+        /// Minimum score (sqrt(cls * obj)) for a face.
+        public var scoreThreshold = 0.75
+        /// Faces overlapping a better one by more than this IoU are dropped.
+        public var nmsThreshold = 0.3
+        /// Only look for faces here (normalized to the frame); nil = everywhere.
+        public var regionOfInterest: NormalizedBox?
+        /// Re-read landmarks on upscaled crops of each face (up to six extra
+        /// 320x320 forward passes per face) for a roll accurate to a few
+        /// degrees. Too slow for every live frame, so off by default.
+        public var refineLandmarks = false
+        /// When nothing is found, look again on copies turned by these angles
+        /// (for strongly tilted faces). Costs one pass per angle on empty frames,
+        /// so live pipelines leave it empty.
+        public var rotationFallbackAngles: [Double] = []
+
+        public init() {}
+
+        /// Settings for still photos (`sightline detect`): time matters less than finding faces.
+        public static var stillImage: Options {
+            var options = Options()
+            options.refineLandmarks = true
+            options.rotationFallbackAngles = [-30, 30, -60, 60]
+            return options
+        }
+    }
+
+    public let options: Options
+    public var inputSize: Int { network.inputSize }
+    public var name: String { "yunet-\(network.inputSize)" }
+
+    private let network: YuNetNetwork
+    let refiner: LandmarkRefiner
+    private let input: ImageBuffer
+
+    public init(modelPath: String, options: Options = Options()) throws {
+        network = try YuNetNetwork(modelPath: modelPath)
+        self.options = options
+        refiner = LandmarkRefiner(network: network)
+        input = ImageBuffer(width: network.inputSize, height: network.inputSize, channels: 3)
+    }
+
+    public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] {
+        guard limit > 0, let region = searchRegion(frame) else { return [] }
+        var faces = try detectOnce(frame, region: region, limit: limit)
+        if faces.isEmpty { faces = try detectTurned(frame, region: region, limit: limit) }
+        if options.refineLandmarks { faces = try faces.map { try refiner.refine($0, in: frame) } }
+        return faces.map(FaceGeometry.withPose)
+    }
+
+    /// The region of interest in frame pixels (the whole frame without one).
+    private func searchRegion(_ frame: ImageBuffer) -> (x: Int, y: Int, w: Int, h: Int)? {
+        guard frame.channels == 3 else { return nil }
+        guard let roi = options.regionOfInterest else { return (0, 0, frame.width, frame.height) }
+        return roi.pixelRegion(width: frame.width, height: frame.height)
+    }
+
+    /// One letterboxed pass over the region, in frame pixels, after NMS.
+    private func detectOnce(_ frame: ImageBuffer, region: (x: Int, y: Int, w: Int, h: Int),
+                            limit: Int) throws -> [FaceObservation] {
+        let letterbox = Letterbox(regionX: region.x, regionY: region.y, regionWidth: region.w,
+                                  regionHeight: region.h, inputSize: network.inputSize)
+        try letterbox.fill(input, from: frame)
+        let raw = try network.run(input, scoreThreshold: options.scoreThreshold)
+        let faces = FaceGeometry.suppressed(raw, iouThreshold: options.nmsThreshold, limit: limit)
+        return faces.map { letterbox.toFrame.apply(to: $0) }
+    }
+
+    /// Passes on turned copies of the frame until one finds faces; the faces
+    /// are turned back, and those whose centre falls outside the region dropped.
+    private func detectTurned(_ frame: ImageBuffer, region: (x: Int, y: Int, w: Int, h: Int),
+                              limit: Int) throws -> [FaceObservation] {
+        let centre = PixelPoint(x: Double(frame.width) / 2, y: Double(frame.height) / 2)
+        for angle in options.rotationFallbackAngles {
+            let turned = try ImageOps.rotated(frame, clockwiseDegrees: angle)
+            let whole = (x: 0, y: 0, w: frame.width, h: frame.height)
+            let back = AffineTransform.rotation(about: centre, clockwiseDegrees: -angle, scale: 1, to: centre)
+            let faces = try detectOnce(turned, region: whole, limit: limit)
+                .map { back.apply(to: $0) }
+                .filter { contains(region, $0) }
+            if !faces.isEmpty { return faces }
+        }
+        return []
+    }
+
+    private func contains(_ region: (x: Int, y: Int, w: Int, h: Int), _ face: FaceObservation) -> Bool {
+        let cx = face.box.x + face.box.w / 2, cy = face.box.y + face.box.h / 2
+        return cx >= Double(region.x) && cy >= Double(region.y)
+            && cx < Double(region.x + region.w) && cy < Double(region.y + region.h)
+    }
+}

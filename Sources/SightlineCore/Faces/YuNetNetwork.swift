@@ -1,0 +1,67 @@
+import CSightlineOpenCV
+import Foundation
+
+/// The YuNet ONNX network behind the shim: one forward pass on a square BGR
+/// input, decoded into faces in that input's pixels.
+///
+/// Belongs to the pipeline thread that owns its detector (cv::dnn::Net is
+/// not shared between threads); it keeps output buffers between calls.
+final class YuNetNetwork {
+    /// The model's declared input size, or this when the file does not say.
+    static let fallbackInputSize = 320
+
+    let inputSize: Int
+    private let handle: OpaquePointer
+    private var buffers: [Int: [UnsafeMutableBufferPointer<Float>]] = [:]
+
+    init(modelPath: String) throws {
+        guard FileManager.default.isReadableFile(atPath: modelPath) else {
+            throw FaceDetectorError.modelUnreadable(path: modelPath)
+        }
+        var net: OpaquePointer?
+        try OpenCVError.check { slcv_net_load(modelPath, &net, $0) }
+        guard let net else { throw FaceDetectorError.modelUnreadable(path: modelPath) }
+        handle = net
+        inputSize = ONNXInputShape.squareInputSize(path: modelPath) ?? Self.fallbackInputSize
+    }
+
+    deinit {
+        slcv_net_release(handle)
+        for list in buffers.values { list.forEach { $0.deallocate() } }
+    }
+
+    /// Faces (before NMS) in a square BGR input of any multiple-of-32 size.
+    func run(_ input: ImageBuffer, scoreThreshold: Double) throws -> [FaceObservation] {
+        precondition(input.width == input.height && input.channels == 3)
+        let decoder = YuNetDecoder(inputSize: input.width, scoreThreshold: scoreThreshold)
+        let outputs = buffers(for: decoder)
+        var lengths = [Int32](repeating: 0, count: outputs.count)
+        let capacities = decoder.outputCapacities.map { Int32($0) }
+        try withCStrings(YuNetDecoder.outputNames) { names in
+            var pointers: [UnsafeMutablePointer<Float>?] = outputs.map { $0.baseAddress }
+            try OpenCVError.check { err in
+                slcv_net_forward(handle, input.cView, names, Int32(names.count), &pointers, capacities, &lengths, err)
+            }
+        }
+        let views = zip(outputs, lengths).map { UnsafeBufferPointer(rebasing: $0[0..<Int($1)]) }
+        return decoder.decode(views)
+    }
+
+    private func buffers(for decoder: YuNetDecoder) -> [UnsafeMutableBufferPointer<Float>] {
+        if let existing = buffers[decoder.inputSize] { return existing }
+        let made = decoder.outputCapacities.map { capacity -> UnsafeMutableBufferPointer<Float> in
+            let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: capacity)
+            buffer.initialize(repeating: 0)
+            return buffer
+        }
+        buffers[decoder.inputSize] = made
+        return made
+    }
+}
+
+/// Calls body with a C array of C strings that live for the call.
+private func withCStrings<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) throws -> R) rethrows -> R {
+    let copies = strings.map { strdup($0) }
+    defer { copies.forEach { free($0) } }
+    return try body(copies.map { UnsafePointer($0) })
+}

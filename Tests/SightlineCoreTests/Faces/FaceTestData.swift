@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+@testable import SightlineCore
+
+/// The shared face photos, their ground truth (faces.json) and the YuNet models.
+enum FaceTestData {
+    /// ../shared/models, or SIGHTLINE_MODELS.
+    static let models: String = ProcessInfo.processInfo.environment["SIGHTLINE_MODELS"]
+        ?? (TestPaths.repository as NSString).appendingPathComponent("../shared/models")
+    static var faces: String { TestPaths.testData + "/faces" }
+    static let labelledPhotos = ["2007_007763.jpg", "2008_001009.jpg", "2008_001322.jpg", "2008_002079.jpg"]
+    static let model320 = "face_detection_yunet_2023mar_320.onnx"
+    static let model640 = "face_detection_yunet_2023mar.onnx"
+
+    struct LabelledFace {
+        var box: (x: Double, y: Double, w: Double, h: Double)
+        var roll: Double
+    }
+
+    /// Path of a model, or a failed requirement saying what is missing.
+    static func modelPath(_ name: String = model320) throws -> String {
+        let path = models + "/" + name
+        try #require(FileManager.default.fileExists(atPath: path),
+                     "YuNet model \(path) is missing; set SIGHTLINE_MODELS to the directory holding \(name)")
+        return path
+    }
+
+    static func image(_ name: String) throws -> ImageBuffer {
+        let path = faces + "/" + name
+        try #require(FileManager.default.fileExists(atPath: path),
+                     "test photo \(path) is missing; set SIGHTLINE_TEST_DATA to the shared testdata directory")
+        return try ImageIO.read(path: path)
+    }
+
+    /// Labelled faces per photo from faces.json (the four dlib photos).
+    static func labels() throws -> [String: [LabelledFace]] {
+        let path = faces + "/faces.json"
+        let data = try #require(FileManager.default.contents(atPath: path),
+                                "\(path) is missing; set SIGHTLINE_TEST_DATA to the shared testdata directory")
+        let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let images = try #require(root["images"] as? [[String: Any]])
+        var result: [String: [LabelledFace]] = [:]
+        for image in images {
+            guard let file = image["file"] as? String, let faces = image["faces"] as? [[String: Any]] else { continue }
+            result[file] = faces.compactMap { face in
+                guard let box = face["box"] as? [Double], box.count == 4, let roll = face["roll"] as? Double else { return nil }
+                return LabelledFace(box: (box[0], box[1], box[2], box[3]), roll: roll)
+            }
+        }
+        return result
+    }
+
+    struct Evaluation {
+        var labelled = 0
+        var found = 0
+        var falsePositives = 0
+        /// |roll error| per matched face.
+        var rollErrors: [Double] = []
+    }
+
+    /// Matches each detection to the best unmatched label at IoU ≥ 0.4.
+    static func evaluate(_ detector: FaceDetector, minIoU: Double = 0.4) throws -> Evaluation {
+        let labels = try labels()
+        var result = Evaluation()
+        for file in labelledPhotos {
+            let truth = try #require(labels[file], "faces.json has no faces for \(file)")
+            let image = try image(file)
+            let faces = try detector.detect(in: image, gray: nil, limit: 50)
+            result.labelled += truth.count
+            var used = Set<Int>()
+            for face in faces {
+                let best = truth.indices.filter { !used.contains($0) }
+                    .max { FaceGeometry.intersectionOverUnion(truth[$0].box, face.box) < FaceGeometry.intersectionOverUnion(truth[$1].box, face.box) }
+                if let best, FaceGeometry.intersectionOverUnion(truth[best].box, face.box) >= minIoU {
+                    used.insert(best)
+                    result.found += 1
+                    if let roll = face.roll { result.rollErrors.append(abs(FaceGeometry.normalizedDegrees(roll - truth[best].roll))) }
+                } else {
+                    result.falsePositives += 1
+                }
+            }
+        }
+        return result
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return .infinity }
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+}
