@@ -47,6 +47,6 @@ export class AccessPanel {
     this.state.textContent = token
       ? 'A token is saved in this browser.'
       : 'No token saved: changes (uploads, naming, switching) will be refused.';
-    this.input.placeholder = token ? 'Replace the saved token' : 'Server token';
+    this.input.placeholder = token ? 'New token' : 'Server token';
   }
 }

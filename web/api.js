@@ -73,7 +73,7 @@ export function sanitizeTemplateName(fileName) {
   const stem = dot > 0 ? base.slice(0, dot) : base;
   const cleaned = stem
     .replace(DISALLOWED_NAME_CHARS, '_')
-    .replace(/^[\s._]+/, '') // no leading dots ("..") or separators
+    .replace(/^[\s._-]+|[\s._-]+$/g, '') // no leading dots ("..") or dangling separators
     .replace(/\s+/g, ' ')
     .slice(0, MAX_TEMPLATE_NAME_LENGTH)
     .trim();

@@ -9,16 +9,20 @@ export const CHART_WINDOW_MS = 120000;
 /** The y axis never goes below this many fps, so a still source doesn't look noisy. */
 export const MIN_Y_MAX = 5;
 export const GRID_LINES = 4;
-export const CHART_LINE_WIDTH_PX = 2;
 export const CHART_FONT_PX = 10;
 export const CHART_PAD_PX = Object.freeze({ left: 26, right: 6, top: 6, bottom: 14 });
 
-/** The plotted series: key in /api/state "fps", label, colour. */
+/**
+ * The plotted series: key in /api/state "fps", label, colour, line width (CSS px).
+ * In a healthy server the three lines coincide, so they are drawn widest first:
+ * each stays visible as a band around the next.
+ */
 export const SERIES = Object.freeze([
-  Object.freeze({ key: 'capture', label: 'Capture', color: '#35d07f' }),
-  Object.freeze({ key: 'processed', label: 'Processed', color: '#00e5ff' }),
-  Object.freeze({ key: 'sent', label: 'Sent', color: '#ffb020' }),
+  Object.freeze({ key: 'capture', label: 'Capture', color: '#35d07f', width: 1.5 }),
+  Object.freeze({ key: 'processed', label: 'Processed', color: '#00e5ff', width: 3 }),
+  Object.freeze({ key: 'sent', label: 'Sent', color: '#ffb020', width: 5 }),
 ]);
+const DRAW_ORDER = Object.freeze([...SERIES].sort((a, b) => b.width - a.width));
 const CHART_COLORS = Object.freeze({ grid: '#2a3140', axisText: '#9aa6b8', background: '#151922' });
 
 /** One sample from an /api/state answer at time `t` (ms), or a gap when state is null. */
@@ -161,15 +165,16 @@ export class FpsChart {
     ctx.fillText('now', area.x + area.w, area.y + area.h + 2 * dpr);
 
     let drawn = 0;
-    ctx.lineWidth = CHART_LINE_WIDTH_PX * dpr;
     ctx.lineJoin = 'round';
-    for (const { key, color } of SERIES) {
+    ctx.lineCap = 'round';
+    for (const { key, color, width } of DRAW_ORDER) {
+      ctx.lineWidth = width * dpr;
       ctx.strokeStyle = color;
       ctx.fillStyle = color;
       for (const segment of seriesSegments(this.samples, key, now, this.windowMs, area, yMax)) {
         ctx.beginPath();
         if (segment.length === 1) {
-          ctx.arc(segment[0][0], segment[0][1], CHART_LINE_WIDTH_PX * dpr, 0, Math.PI * 2);
+          ctx.arc(segment[0][0], segment[0][1], width * dpr, 0, Math.PI * 2);
           ctx.fill();
         } else {
           ctx.moveTo(...segment[0]);

@@ -36,6 +36,18 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error.")
     var logLevel: String?
 
+    @Option(help: "YuNet face model (ONNX); also SIGHTLINE_FACE_MODEL or faces.model. Without one, Haar cascades run.")
+    var faceModel: String?
+
+    @Flag(help: "Do not look for faces.")
+    var noFaces = false
+
+    @Option(help: "Most faces reported per frame (default 10).")
+    var maxFaces: Int?
+
+    @Option(name: .customLong("offer-source"), help: "Another source for the browser's selector; repeatable.")
+    var offeredSources: [String] = []
+
     @Option(help: ArgumentHelp("Test hook: every frame spends this long in the pipeline.", visibility: .hidden))
     var debugStageDelayMs: Double?
 
@@ -61,7 +73,7 @@ struct ServeCommand: ParsableCommand {
         let configPath = config ?? (FileManager.default.fileExists(atPath: defaultConfig) ? defaultConfig : nil)
         if let configPath {
             do {
-                settings.apply(try SightlineConfig.load(path: configPath))
+                try settings.apply(SightlineConfig.load(path: configPath))
             } catch {
                 throw ValidationError("\(error)")
             }
@@ -75,6 +87,11 @@ struct ServeCommand: ParsableCommand {
         if let quality { settings.jpegQuality = quality }
         if let logLevel { settings.logLevel = logLevel }
         if let debugStageDelayMs { settings.debugStageDelayMs = debugStageDelayMs }
+        if noFaces { settings.facesEnabled = false }
+        if let maxFaces { settings.maxFaces = maxFaces }
+        if !offeredSources.isEmpty { settings.offeredSources += offeredSources }
+        settings.faceModel = FaceDetectorFactory.resolveModelPath(flag: faceModel, environment: ProcessInfo.processInfo.environment,
+                                                                  configured: settings.faceModel)
         do {
             try settings.validate()
         } catch {

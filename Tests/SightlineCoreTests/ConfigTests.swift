@@ -5,7 +5,7 @@ import Testing
     @Test func shippedConfigParsesAndApplies() throws {
         let config = try SightlineConfig.load(path: TestPaths.repository + "/config/sightline.yaml")
         var settings = ServeSettings()
-        settings.apply(config)
+        try settings.apply(config)
         #expect(settings.port == 8080)
         #expect(settings.host == "127.0.0.1")
         #expect(settings.jpegQuality == 80)

@@ -26,7 +26,7 @@ final class FlakySource: FrameSource, @unchecked Sendable {
 
 /// A stage that sleeps, to make the pipeline slower than the frame budget.
 final class SleepStage: PipelineStage {
-    let stage = StageName.faces
+    let stage: StageName? = .faces
     let seconds: Double
     init(seconds: Double) { self.seconds = seconds }
     func process(_ context: inout FrameContext) throws {

@@ -10,6 +10,8 @@ Environment:
   SIGHTLINE_URL          use an already running server at this base URL instead of starting one
   SIGHTLINE_CHROMIUM     browser binary (default /usr/bin/chromium)
   SIGHTLINE_CHROMEDRIVER driver binary (default /usr/bin/chromedriver)
+  SIGHTLINE_TEST_DATA    shared test data (default <repo>/../shared/testdata; test_tools.py)
+The servers started here get SIGHTLINE_TOKEN=TEST_TOKEN, so tests know the token.
 """
 import json
 import os
@@ -37,6 +39,7 @@ READY_TIMEOUT_S = 30
 STOP_TIMEOUT_S = 10
 CHROMIUM = os.environ.get("SIGHTLINE_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("SIGHTLINE_CHROMEDRIVER", "/usr/bin/chromedriver")
+TEST_TOKEN = "browser-test-token-5f1c"
 
 
 def free_port():
@@ -46,10 +49,14 @@ def free_port():
 
 
 class SightlineServer:
-    """One `sightline serve --source demo` process on a free port; start() waits until ready."""
+    """One `sightline serve` process (source demo unless told) on a free port; start() waits until
+    ready. It runs with SIGHTLINE_TOKEN=token; extra_args go after the standard ones."""
 
-    def __init__(self, binary, port=None):
+    def __init__(self, binary, port=None, source="demo", extra_args=(), token=TEST_TOKEN):
         self.binary = str(binary)
+        self.source = source
+        self.extra_args = list(extra_args)
+        self.token = token
         self.port = port or free_port()
         self.data_dir = tempfile.mkdtemp(prefix="sightline-browser-")
         self.url = f"http://127.0.0.1:{self.port}"
@@ -58,10 +65,11 @@ class SightlineServer:
 
     def start(self):
         log = open(self.log_path, "ab")
+        env = dict(os.environ, SIGHTLINE_TOKEN=self.token)
         self.process = subprocess.Popen(
-            [self.binary, "serve", "--source", "demo", "--host", "127.0.0.1", "--port", str(self.port),
-             "--data-dir", self.data_dir, "--web-root", str(WEB_ROOT)],
-            stdout=log, stderr=subprocess.STDOUT)
+            [self.binary, "serve", "--source", self.source, "--host", "127.0.0.1", "--port", str(self.port),
+             "--data-dir", self.data_dir, "--web-root", str(WEB_ROOT), *self.extra_args],
+            stdout=log, stderr=subprocess.STDOUT, env=env)
         log.close()
         deadline = time.monotonic() + READY_TIMEOUT_S
         while time.monotonic() < deadline:
@@ -382,6 +390,25 @@ return {texts, state: window.sightline.state};
 """
 
 
+# The chart's samples, the state the panel last rendered, and how many canvas pixels carry each
+# series colour (SERIES in web/chart.js), read in one go.
+CHART_JS = r"""
+const canvas = document.getElementById('fps-chart');
+const ctx = canvas.getContext('2d');
+const data = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+const colors = {capture: [0x35, 0xd0, 0x7f], processed: [0x00, 0xe5, 0xff], sent: [0xff, 0xb0, 0x20]};
+const counts = {capture: 0, processed: 0, sent: 0};
+for (let i = 0; i < data.length; i += 4) {
+  for (const [key, c] of Object.entries(colors)) {
+    if (Math.abs(data[i] - c[0]) <= 30 && Math.abs(data[i + 1] - c[1]) <= 30 && Math.abs(data[i + 2] - c[2]) <= 30) counts[key] += 1;
+  }
+}
+return {chart: window.sightline.chart, state: window.sightline.state, counts,
+        width: canvas.width, height: canvas.height, cssHeight: canvas.clientHeight};
+"""
+MIN_LINE_PIXELS = 10
+
+
 def value_at(state, path):
     for key in path.split("."):
         state = state[key]
@@ -425,6 +452,23 @@ def test_metrics_agree_with_api_state(server_url, driver):
     assert float(shown["clients.ws"]) >= 1  # this page itself
     assert driver.find_element(By.ID, "status-text").text == "live"
 
+    # The two-minute chart: one sample per poll, holding the fps of the state the panel shows,
+    # within the range of the direct reads, and drawn as lines on its canvas.
+    chart = driver.execute_script(CHART_JS)
+    samples = [s for s in chart["chart"]["samples"] if not s.get("gap")]
+    assert len(samples) >= 2, chart["chart"]
+    assert chart["height"] > 0 and chart["cssHeight"] >= 60
+    times = [s["t"] for s in samples]
+    assert times == sorted(times) and times[-1] - times[0] <= 120_000
+    for key in ("capture", "processed", "sent"):
+        assert samples[-1][key] == pytest.approx(chart["state"]["fps"][key], abs=1e-9), key
+        seen = [value_at(d, f"fps.{key}") for d in direct]
+        slack = max(2.0, 0.15 * max(seen))
+        assert min(seen) - slack <= samples[-1][key] <= max(seen) + slack, (key, samples[-1][key], seen)
+    assert chart["chart"]["drawnSegments"] >= 3
+    assert chart["counts"]["capture"] >= MIN_LINE_PIXELS, chart["counts"]
+    assert chart["counts"]["processed"] >= MIN_LINE_PIXELS, chart["counts"]
+
 
 def test_keyboard_toggles(server_url, driver):
     open_page(driver, server_url, 1280, 720)
@@ -451,6 +495,10 @@ def test_screenshots(server_url, driver, artifacts_dir):
     snapshot_with_template(driver)
     time.sleep(1.5)  # let the metrics panel fill in
     assert driver.save_screenshot(str(artifacts_dir / "page.png"))
+    # A tall window shows the tool cards (source, templates, faces, access) below the metrics.
+    open_page(driver, server_url, 1280, 1700)
+    time.sleep(1.5)
+    assert driver.save_screenshot(str(artifacts_dir / "page-tall.png"))
     open_page(driver, server_url, 390, 844)
     time.sleep(1.5)
     assert driver.save_screenshot(str(artifacts_dir / "page-phone.png"))

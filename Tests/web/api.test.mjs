@@ -17,7 +17,7 @@ import { sourceLabel } from '../../web/sources.js';
 
 test('sanitizeTemplateName: base name without extension, allowed characters only', () => {
   assert.equal(sanitizeTemplateName('opencv-logo.png'), 'opencv-logo');
-  assert.equal(sanitizeTemplateName('C:\\\\pics\\\\My Logo (v2).jpeg'), 'My Logo _v2_');
+  assert.equal(sanitizeTemplateName('C:\\\\pics\\\\My Logo (v2).jpeg'), 'My Logo _v2');
   assert.equal(sanitizeTemplateName('/home/ada/box_in.scene.png'), 'box_in.scene');
   assert.equal(sanitizeTemplateName('../../etc/passwd'), 'passwd');
   assert.equal(sanitizeTemplateName('..png'), FALLBACK_TEMPLATE_NAME);

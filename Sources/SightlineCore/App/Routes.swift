@@ -5,6 +5,8 @@ import Foundation
 struct Routes: Sendable {
     unowned(unsafe) let app: SightlineServer
     let staticFiles: StaticFiles
+    /// Handlers that answer the paths they own and nil for the rest.
+    let apis: [@Sendable (HTTPRequest) -> HTTPResponse?]
 
     func respond(to request: HTTPRequest) -> HTTPResponse {
         if request.method == .get, let action = request.query["action"], request.path == "/" {
@@ -25,6 +27,9 @@ struct Routes: Sendable {
             return stream()
         default:
             break
+        }
+        for api in apis {
+            if let response = api(request) { return response }
         }
         if request.path.hasPrefix("/api/") {
             return .error(404, "no such endpoint", detail: "\(request.method.rawValue) \(request.path)")

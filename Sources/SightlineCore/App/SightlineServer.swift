@@ -40,19 +40,25 @@ public final class SightlineServer: @unchecked Sendable {
         factory.demoTemplatePath = ResourceLocator.locate(settings.demoTemplate)
         let (source, resolved) = try factory.make(SourceSpec.parse(settings.source))
 
-        var loaded = try settings.templates.map { argument -> Template in
+        // Templates: uploaded ones from the data directory, then --template
+        // ones (which win by name), then the demo's own when there is none.
+        let store = TemplateStore(dataDirectory: settings.dataDir)
+        let stored = try store.load()
+        for problem in stored.problems { logger.warning("stored template skipped: \(problem)") }
+        let library = TemplateLibrary(stored.templates)
+        for argument in settings.templates {
             do {
-                return try Template.load(argument: argument).with(threshold: settings.templateThreshold)
+                library.put(try Template.load(argument: argument).with(threshold: settings.templateThreshold))
             } catch {
                 throw ConfigError.invalid("template \(argument): \(error)")
             }
         }
-        if loaded.isEmpty, case .demo = resolved {
-            loaded.append(try Template(name: SourceFactory.demoLabel, image: factory.demoTemplate(),
-                                       threshold: settings.templateThreshold))
+        if library.all.isEmpty, case .demo = resolved {
+            library.put(try Template(name: SourceFactory.demoLabel, image: factory.demoTemplate(),
+                                     threshold: settings.templateThreshold))
         }
-        templates = TemplateLibrary(loaded)
-        for template in loaded {
+        templates = library
+        for template in library.all {
             logger.info("template loaded", metadata: ["name": "\(template.name)",
                                                       "size": "\(template.image.width)x\(template.image.height)"])
         }
@@ -61,12 +67,30 @@ public final class SightlineServer: @unchecked Sendable {
         var matcherOptions = TemplateMatcher.Options()
         matcherOptions.frameScale = settings.frameScale
         let matcher = TemplateMatcher(options: matcherOptions)
+        let auth = AuthGuard(token: token)
+
+        var detectionStages: [PipelineStage] = [TemplateStage(matcher: matcher, library: templates)]
+        var faceAPI: FaceAPI?
+        if settings.facesEnabled {
+            let detector = try FaceDetectorFactory.make(modelPath: settings.faceModel, yunet: {
+                var options = YuNetDetector.Options()
+                options.regionOfInterest = settings.faceRegion
+                return options
+            }(), logger: logger)
+            let service = FaceService(recognizer: try FaceRecognizer(store: PeopleStore(dataDirectory: settings.dataDir)))
+            let every = settings.faceDetectEvery > 0 ? settings.faceDetectEvery : (detector is YuNetDetector ? 1 : 3)
+            detectionStages.insert(FaceStage(detector: detector, tracker: FaceTracker(), service: service,
+                                             detectEvery: every, limit: settings.maxFaces), at: 0)
+            faceAPI = FaceAPI(service: service, auth: auth)
+            logger.info("faces on", metadata: ["detector": "\(detector.name)", "detectEvery": "\(every)"])
+        }
+
         var pipelineOptions = Pipeline.Options()
         pipelineOptions.debugDelaySeconds = settings.debugStageDelayMs / 1000
         let capture = self.capture
         let wake = WakeRelay()
         pipeline = Pipeline(mailbox: mailbox, stats: stats,
-                            stages: [ConvertStage(), TemplateStage(matcher: matcher, library: templates)],
+                            stages: [ConvertStage(), ConcurrentStages(detectionStages, stats: stats)],
                             encoder: try JPEGEncoder(quality: settings.jpegQuality), output: frames,
                             options: pipelineOptions, logger: logger,
                             budgetSeconds: { 1.0 / (capture.status.format?.fps ?? 30) },
@@ -75,7 +99,16 @@ public final class SightlineServer: @unchecked Sendable {
         var serverOptions = StreamServer.Options()
         serverOptions.host = settings.host
         serverOptions.port = settings.port
-        let routes = Routes(app: self, staticFiles: StaticFiles(root: ResourceLocator.locate(settings.webRoot)))
+        let templateAPI = TemplateAPI(library: library, store: store, uploadedNames: Set(stored.templates.map(\.name)),
+                                      auth: auth, defaultThreshold: settings.templateThreshold,
+                                      frameSize: { capture.status.format.map { ($0.width, $0.height) } })
+        let sourcesAPI = SourcesAPI(configured: settings.offeredSources, auth: auth, current: { capture.status.spec },
+                                    switchTo: { [factory] spec in
+                                        let (next, _) = try factory.make(SourceSpec.parse(spec))
+                                        capture.switchSource(to: next, spec: spec)
+                                    })
+        let routes = Routes(app: self, staticFiles: StaticFiles(root: ResourceLocator.locate(settings.webRoot)),
+                            apis: [templateAPI.respond, sourcesAPI.respond] + (faceAPI.map { [$0.respond] } ?? []))
         server = StreamServer(options: serverOptions, frames: frames, stats: stats, logger: logger) { request in
             routes.respond(to: request)
         }

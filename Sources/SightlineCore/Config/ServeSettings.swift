@@ -20,11 +20,24 @@ public struct ServeSettings: Sendable {
     public var token: String?
     public var logLevel = "info"
     public var debugStageDelayMs = 0.0
+    /// Further sources offered in the browser's selector (GET /api/sources).
+    public var offeredSources: [String] = []
+    public var facesEnabled = true
+    /// YuNet ONNX model; nil runs the Haar fallback.
+    public var faceModel: String?
+    public var maxFaces = 10
+    /// Detect faces every this many frames (tracks carry boxes between); 0 picks by detector.
+    public var faceDetectEvery = 0
+    /// Only look for faces in this normalized rectangle.
+    public var faceRegion: NormalizedBox?
 
     public init() {}
 
     /// Applies a config file's values over the current ones.
-    public mutating func apply(_ config: SightlineConfig) {
+    public mutating func apply(_ config: SightlineConfig) throws {
+        if let v = config.faces?.region, !v.isEmpty, v.count != 4 {
+            throw ConfigError.invalid("faces.region must be [] or [x, y, w, h], got \(v.count) numbers")
+        }
         if let v = config.server?.host { host = v }
         if let v = config.server?.port { port = v }
         if let v = config.server?.webRoot { webRoot = v }
@@ -40,6 +53,12 @@ public struct ServeSettings: Sendable {
         if let v = config.dataDir { dataDir = v }
         if let v = config.token, !v.isEmpty { token = v }
         if let v = config.logLevel { logLevel = v }
+        if let v = config.source?.offer { offeredSources = v }
+        if let v = config.faces?.enabled { facesEnabled = v }
+        if let v = config.faces?.model, !v.isEmpty { faceModel = v }
+        if let v = config.faces?.maxFaces { maxFaces = v }
+        if let v = config.faces?.detectEvery { faceDetectEvery = v }
+        if let v = config.faces?.region, v.count == 4 { faceRegion = NormalizedBox(x: v[0], y: v[1], w: v[2], h: v[3]) }
     }
 
     /// Checks ranges; the message names the setting.
@@ -57,5 +76,13 @@ public struct ServeSettings: Sendable {
         }
         guard debugStageDelayMs >= 0 else { throw ConfigError.invalid("--debug-stage-delay-ms must be >= 0") }
         _ = try SourceSpec.parse(source)
+        for offered in offeredSources { _ = try SourceSpec.parse(offered) }
+        guard (1...100).contains(maxFaces) else { throw ConfigError.invalid("faces.maxFaces must be 1-100, got \(maxFaces)") }
+        guard (0...30).contains(faceDetectEvery) else {
+            throw ConfigError.invalid("faces.detectEvery must be 0 (automatic) to 30, got \(faceDetectEvery)")
+        }
+        if let r = faceRegion, !(r.x >= 0 && r.y >= 0 && r.w > 0 && r.h > 0 && r.x + r.w <= 1.0001 && r.y + r.h <= 1.0001) {
+            throw ConfigError.invalid("faces.region must be [x, y, w, h] inside [0, 1], got \([r.x, r.y, r.w, r.h])")
+        }
     }
 }

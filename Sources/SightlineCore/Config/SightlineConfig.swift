@@ -16,6 +16,15 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var width: Int?
         public var height: Int?
         public var fps: Double?
+        public var offer: [String]?
+    }
+
+    public struct Faces: Codable, Sendable, Equatable {
+        public var enabled: Bool?
+        public var model: String?
+        public var maxFaces: Int?
+        public var detectEvery: Int?
+        public var region: [Double]?
     }
 
     public struct Demo: Codable, Sendable, Equatable {
@@ -37,6 +46,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
     public var demo: Demo?
     public var jpeg: JPEG?
     public var templates: Templates?
+    public var faces: Faces?
     public var dataDir: String?
     public var token: String?
     public var logLevel: String?
@@ -44,9 +54,10 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
     public init() {}
 
     static let knownKeys: [String: Set<String>] = [
-        "": ["server", "source", "demo", "jpeg", "templates", "dataDir", "token", "logLevel"],
+        "": ["server", "source", "demo", "jpeg", "templates", "faces", "dataDir", "token", "logLevel"],
         "server": ["host", "port", "webRoot"],
-        "source": ["spec", "width", "height", "fps"],
+        "source": ["spec", "width", "height", "fps", "offer"],
+        "faces": ["enabled", "model", "maxFaces", "detectEvery", "region"],
         "demo": ["template"],
         "jpeg": ["quality"],
         "templates": ["threshold", "frameScale", "paths"],

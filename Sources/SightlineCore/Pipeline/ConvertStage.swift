@@ -2,7 +2,7 @@ import Foundation
 
 /// Makes the gray frame that the detectors share.
 public final class ConvertStage: PipelineStage {
-    public let stage = StageName.convert
+    public let stage: StageName? = .convert
 
     public init() {}
 

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What the stages know about the frame in hand; lives on the pipeline thread.
-public struct FrameContext {
+public struct FrameContext: Sendable {
     public let frame: Frame
     /// The frame in gray, made once by the convert stage.
     public var gray: ImageBuffer?
@@ -12,6 +12,7 @@ public struct FrameContext {
 
 /// One step of the pipeline. Stages run on the pipeline thread, in order.
 public protocol PipelineStage: AnyObject {
-    var stage: StageName { get }
+    /// The name its time is kept under (nil: a stage that times its own parts).
+    var stage: StageName? { get }
     func process(_ context: inout FrameContext) throws
 }

@@ -105,7 +105,7 @@ public final class Pipeline: @unchecked Sendable {
         for stage in stages {
             let start = MonotonicClock.nanos()
             try stage.process(&context)
-            stats.stage(stage.stage, seconds: Double(MonotonicClock.nanos() - start) / 1e9)
+            if let name = stage.stage { stats.stage(name, seconds: Double(MonotonicClock.nanos() - start) / 1e9) }
         }
         if options.debugDelaySeconds > 0 {
             MonotonicClock.sleep(until: MonotonicClock.nanos() + UInt64(options.debugDelaySeconds * 1e9))

@@ -2,7 +2,7 @@ import Foundation
 
 /// Looks for every template of the library in the frame.
 public final class TemplateStage: PipelineStage {
-    public let stage = StageName.template
+    public let stage: StageName? = .template
     private let matcher: TemplateMatcher
     private let library: TemplateLibrary
 

@@ -1,0 +1,82 @@
+import Foundation
+
+/// `GET /api/sources` (what the browser's selector offers: the demo, the
+/// cameras found, and the configured files and URLs) and `POST /api/source
+/// {"spec": ...}` (switch the running source to one of them, as the
+/// tutorials switched between the front and back camera).
+///
+/// Threads: runs on the lws service thread; the switch itself happens on
+/// the capture thread at the next frame boundary (CaptureLoop.switchSource).
+public struct SourcesAPI: Sendable {
+    public struct Offer: Codable, Sendable, Equatable {
+        public var spec: String
+        public var label: String
+        public var kind: String
+    }
+
+    let configured: [String]
+    let auth: AuthGuard
+    let current: @Sendable () -> String
+    let switchTo: @Sendable (String) throws -> Void
+
+    public init(configured: [String], auth: AuthGuard, current: @escaping @Sendable () -> String,
+                switchTo: @escaping @Sendable (String) throws -> Void) {
+        self.configured = configured
+        self.auth = auth
+        self.current = current
+        self.switchTo = switchTo
+    }
+
+    public func respond(to request: HTTPRequest) -> HTTPResponse? {
+        switch (request.method, request.path) {
+        case (.get, "/api/sources"):
+            return .json(Listing(current: current(), sources: offers()))
+        case (.post, "/api/source"):
+            return auth.refusal(for: request) ?? switchSource(request.body)
+        case (_, "/api/sources"), (_, "/api/source"):
+            return .error(405, "method not allowed", detail: "GET /api/sources; POST /api/source {\"spec\": ...}")
+        default:
+            return nil
+        }
+    }
+
+    struct Listing: Encodable { var current: String; var sources: [Offer] }
+    private struct SwitchBody: Decodable { var spec: String }
+
+    public func offers() -> [Offer] {
+        var offers = [Offer(spec: "demo", label: "Demo scene", kind: "demo")]
+        offers += V4L2Discovery.captureDevices().map {
+            Offer(spec: "v4l2:\($0.path)", label: "\($0.card) (\($0.path))", kind: "v4l2")
+        }
+        for spec in configured + [current()] where !offers.contains(where: { $0.spec == spec }) {
+            offers.append(Self.offer(for: spec))
+        }
+        return offers
+    }
+
+    static func offer(for spec: String) -> Offer {
+        switch try? SourceSpec.parse(spec) {
+        case .file(let path, _, _)?: return Offer(spec: spec, label: (path as NSString).lastPathComponent, kind: "file")
+        case .stream?: return Offer(spec: spec, label: spec, kind: "stream")
+        case .v4l2(let path)?: return Offer(spec: spec, label: path, kind: "v4l2")
+        case .demo?: return Offer(spec: spec, label: "Demo scene (\(spec))", kind: "demo")
+        case .auto?, nil: return Offer(spec: spec, label: spec, kind: "auto")
+        }
+    }
+
+    private func switchSource(_ body: Data) -> HTTPResponse {
+        guard let request = try? JSONDecoder().decode(SwitchBody.self, from: body) else {
+            return .error(400, "bad body", detail: "send {\"spec\": \"...\"} with one of GET /api/sources")
+        }
+        guard offers().contains(where: { $0.spec == request.spec }) else {
+            return .error(400, "source not offered", detail: "'\(request.spec)' is not among GET /api/sources; "
+                              + "start the server with --offer-source to add it")
+        }
+        do {
+            try switchTo(request.spec)
+            return .json(["current": request.spec])
+        } catch {
+            return .error(422, "cannot switch", detail: "\(error)")
+        }
+    }
+}
