@@ -80,10 +80,11 @@ export function sanitizeTemplateName(fileName) {
   return cleaned || FALLBACK_TEMPLATE_NAME;
 }
 
-/** True when the server will accept `name` as a template name. */
+/** True when the server will accept `name` as a template name (TemplateName.swift: ASCII letters,
+ * digits, space - _ . ; not starting with '.' or a space, not ending with a space). */
 export function isValidTemplateName(name) {
   return typeof name === 'string' && name.trim() === name && name.length > 0 &&
-    name.length <= MAX_TEMPLATE_NAME_LENGTH && !HAS_DISALLOWED_NAME_CHAR.test(name) && !/^\.+$/.test(name);
+    name.length <= MAX_TEMPLATE_NAME_LENGTH && !HAS_DISALLOWED_NAME_CHAR.test(name) && !name.startsWith('.');
 }
 
 /** Content-Type for an image file: the browser's type, else from the extension. */

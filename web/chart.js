@@ -9,6 +9,8 @@ export const CHART_WINDOW_MS = 120000;
 /** The y axis never goes below this many fps, so a still source doesn't look noisy. */
 export const MIN_Y_MAX = 5;
 export const GRID_LINES = 4;
+/** The newest value's dot is this much wider than its line (radius, CSS px). */
+export const END_DOT_EXTRA_PX = 1.5;
 export const CHART_FONT_PX = 10;
 export const CHART_PAD_PX = Object.freeze({ left: 26, right: 6, top: 6, bottom: 14 });
 
@@ -182,6 +184,18 @@ export class FpsChart {
           ctx.stroke();
         }
         drawn += 1;
+      }
+    }
+    // A dot on each line's newest value, so the present stands out of the history.
+    const newest = this.samples[this.samples.length - 1];
+    if (newest && !newest.gap) {
+      for (const { key, color, width } of DRAW_ORDER) {
+        const [segment] = seriesSegments([newest], key, now, this.windowMs, area, yMax);
+        if (!segment) continue;
+        ctx.fillStyle = color;
+        ctx.beginPath();
+        ctx.arc(segment[0][0], segment[0][1], (width / 2 + END_DOT_EXTRA_PX) * dpr, 0, Math.PI * 2);
+        ctx.fill();
       }
     }
     this.drawnSegments = drawn;

@@ -34,6 +34,14 @@ export function faceRects(drawn) {
   return (drawn?.rects || []).filter((r) => r.kind === FACE && r.id !== undefined);
 }
 
+/** " (learned 3 pictures; Ada has 5)" from the server's enrollment answer {id, name, learned, samples}. */
+export function enrollmentDetail(answer) {
+  if (!answer || !Number.isFinite(answer.learned)) return '';
+  const plural = (n) => (n === 1 ? '' : 's');
+  const total = Number.isFinite(answer.samples) && answer.name ? `; ${answer.name} has ${answer.samples}` : '';
+  return ` (learned ${answer.learned} picture${plural(answer.learned)}${total})`;
+}
+
 function faceLabel(det) {
   const name = det.name ? ` ${det.name}` : '';
   const confidence = det.name && Number.isFinite(det.nameConfidence) ? ` (${det.nameConfidence.toFixed(2)})` : '';
@@ -195,8 +203,8 @@ export class FacesPanel {
     this.busy = true;
     this.#renderForm();
     try {
-      await apiRequest(path, { method: 'POST', json, action: `Face #${id}` });
-      this.notice.ok(success);
+      const answer = await apiRequest(path, { method: 'POST', json, action: `Face #${id}` });
+      this.notice.ok(`${success}${enrollmentDetail(answer)}`);
       this.nameInput.value = '';
       await this.refreshPeople();
     } catch (error) {

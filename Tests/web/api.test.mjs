@@ -12,7 +12,7 @@ import {
   MAX_TEMPLATE_NAME_LENGTH,
   FALLBACK_TEMPLATE_NAME,
 } from '../../web/api.js';
-import { normalizePeople, faceRects } from '../../web/faces.js';
+import { normalizePeople, faceRects, enrollmentDetail } from '../../web/faces.js';
 import { sourceLabel } from '../../web/sources.js';
 
 test('sanitizeTemplateName: base name without extension, allowed characters only', () => {
@@ -40,6 +40,8 @@ test('isValidTemplateName: the server rules', () => {
   assert.ok(!isValidTemplateName(' logo'));
   assert.ok(!isValidTemplateName('a/b'));
   assert.ok(!isValidTemplateName('..'));
+  assert.ok(!isValidTemplateName('.hidden'));
+  assert.ok(!isValidTemplateName('trailing '));
   assert.ok(!isValidTemplateName('x'.repeat(MAX_TEMPLATE_NAME_LENGTH + 1)));
   // A global regex with .test() keeps state between calls; make sure repeated calls agree.
   for (let i = 0; i < 3; i += 1) assert.ok(!isValidTemplateName('bad?name'));
@@ -104,4 +106,11 @@ test('sourceLabel: label plus kind unless the label says it already', () => {
   assert.equal(sourceLabel({ spec: 'demo', label: 'Demo scene', kind: 'demo' }), 'Demo scene');
   assert.equal(sourceLabel({ spec: 'file:/x/vtest.avi', label: 'vtest.avi', kind: 'file' }), 'vtest.avi · file');
   assert.equal(sourceLabel({ spec: 'rtsp://cam/1' }), 'rtsp://cam/1');
+});
+
+test('enrollmentDetail summarises what the server learned', () => {
+  assert.equal(enrollmentDetail({ id: 1, name: 'Ada', learned: 3, samples: 5 }), ' (learned 3 pictures; Ada has 5)');
+  assert.equal(enrollmentDetail({ id: 1, name: 'Ada', learned: 1 }), ' (learned 1 picture)');
+  assert.equal(enrollmentDetail(null), '');
+  assert.equal(enrollmentDetail({ ok: true }), '');
 });

@@ -122,7 +122,8 @@ public final class StreamServer: @unchecked Sendable {
         case LWS_CALLBACK_HTTP_BODY:
             return receiveBody(wsi, input, length)
         case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-            guard let connection = connections[wsi], let request = connection.request else { return -1 }
+            // Nothing pending: an empty body already answered in LWS_CALLBACK_HTTP.
+            guard let connection = connections[wsi], let request = connection.request else { return 0 }
             connection.request = nil
             return respond(wsi, connection, handler(request))
         case LWS_CALLBACK_HTTP_WRITEABLE:

@@ -1,0 +1,103 @@
+"""Faces on the live stream, naming them over HTTP, and switching sources."""
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, TOKEN, FrameLog, http_get, receive_frames
+
+AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+MODELS = Path(os.environ.get("SIGHTLINE_MODELS", REPO.parent / "shared" / "models"))
+YUNET = MODELS / "face_detection_yunet_2023mar_320.onnx"
+
+
+def faces_in(server, pairs=5):
+    with server.ws() as ws:
+        log = receive_frames(ws, FrameLog(), pairs=pairs, timeout=20)
+    return [[d for d in meta["detections"] if d["kind"] == "face"] for meta, *_ in log.pairs]
+
+
+def post_json(server, path, payload, headers=AUTH):
+    status, _, data = http_get(server.port, path, method="POST", body=json.dumps(payload).encode(), headers=headers)
+    return status, json.loads(data) if data else {}
+
+
+def test_faces_are_tracked_named_and_remembered(sightline, testdata, tmp_path):
+    if not YUNET.exists():
+        pytest.skip(f"YuNet model not found at {YUNET}; set SIGHTLINE_MODELS")
+    data_dir = tmp_path / "faces-data"
+    source = f"file:{testdata}/faces/grace_hopper.jpg"
+    server = sightline("--data-dir", data_dir, "--face-model", YUNET, source=source)
+    server.wait_live()
+    frames = faces_in(server)
+    assert all(len(f) == 1 for f in frames), frames
+    ids = {f[0]["id"] for f in frames}
+    assert len(ids) == 1, f"the one face changed ids: {ids}"
+    face = frames[-1][0]
+    assert face["score"] > 0.5 and set(face["landmarks"]) == {"rightEye", "leftEye", "nose", "mouthRight", "mouthLeft"}
+    assert face["landmarks"]["rightEye"][0] < face["landmarks"]["leftEye"][0]
+    assert abs(face["roll"]) < 8 and -90 <= face["yaw"] <= 90
+    assert "name" not in face
+
+    face_id = face["id"]
+    assert post_json(server, f"/api/faces/{face_id}/name", {"name": "Grace"}, headers={})[0] == 401
+    assert post_json(server, "/api/faces/9999/name", {"name": "Grace"})[0] == 404
+    assert post_json(server, f"/api/faces/{face_id}/name", {"name": ""})[0] == 400
+    status, answer = post_json(server, f"/api/faces/{face_id}/name", {"name": "Grace"})
+    assert status == 200, answer
+
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        named = [f[0].get("name") for f in faces_in(server, pairs=3) if f]
+        if named and all(n == "Grace" for n in named):
+            break
+    else:
+        pytest.fail(f"the named face is not recognised: {named}")
+    status, _, data = http_get(server.port, "/api/people")
+    assert status == 200 and [p["name"] for p in json.loads(data)["people"]] == ["Grace"]
+
+    # Remembered across a restart.
+    server.stop_checked()
+    server = sightline("--data-dir", data_dir, "--face-model", YUNET, source=source)
+    server.wait_live()
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        names = [f[0].get("name") for f in faces_in(server, pairs=3) if f]
+        if names and names[-1] == "Grace":
+            break
+    else:
+        pytest.fail(f"not recognised after a restart: {names}")
+    status, _, data = http_get(server.port, "/api/people/Grace", method="DELETE", headers=AUTH)
+    assert status == 200, data
+    assert json.loads(http_get(server.port, "/api/people")[2])["people"] == []
+
+
+def test_source_selector_switches_between_offered_sources(sightline, testdata):
+    video = f"file:{testdata}/video/vtest.avi"
+    still = f"file:{testdata}/faces/messi5.jpg"
+    server = sightline("--offer-source", video, "--offer-source", still, source=video)
+    server.wait_live()
+    status, _, data = http_get(server.port, "/api/sources")
+    listing = json.loads(data)
+    specs = [s["spec"] for s in listing["sources"]]
+    assert status == 200 and listing["current"] == video and {"demo", video, still} <= set(specs), listing
+
+    assert post_json(server, "/api/source", {"spec": "file:/etc/passwd"})[0] == 400
+    assert post_json(server, "/api/source", {"spec": still}, headers={})[0] == 401
+    status, answer = post_json(server, "/api/source", {"spec": still})
+    assert status == 200 and answer["current"] == still
+
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        state = server.state()
+        if state["source"]["spec"] == still and state["source"]["state"] == "live":
+            break
+        time.sleep(0.2)
+    else:
+        pytest.fail(f"did not switch: {state['source']}")
+    with server.ws() as ws:
+        log = receive_frames(ws, FrameLog(), pairs=5, timeout=20)
+    assert {(m["width"], m["height"]) for m, *_ in log.pairs[1:]} == {(state["source"]["width"], state["source"]["height"])}
