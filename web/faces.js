@@ -180,7 +180,7 @@ export class FacesPanel {
       if (!face?.name) return;
       path = `${FACES_PATH}/${id}/feedback`;
       json = { correct: true };
-      success = `Confirmed: face #${id} is ${face.name}.`;
+      success = `Confirmed: face #${id} is ${face.name}`;
     } else {
       if (!typed) {
         this.nameInput.focus();
@@ -193,18 +193,18 @@ export class FacesPanel {
       if (kind === 'correct') {
         path = `${FACES_PATH}/${id}/feedback`;
         json = { name: typed };
-        success = `Corrected: face #${id} is ${typed}${face?.name ? `, not ${face.name}` : ''}.`;
+        success = `Corrected: face #${id} is ${typed}${face?.name ? `, not ${face.name}` : ''}`;
       } else {
         path = `${FACES_PATH}/${id}/name`;
         json = { name: typed };
-        success = `Named face #${id} ${typed}.`;
+        success = `Named face #${id} ${typed}`;
       }
     }
     this.busy = true;
     this.#renderForm();
     try {
       const answer = await apiRequest(path, { method: 'POST', json, action: `Face #${id}` });
-      this.notice.ok(`${success}${enrollmentDetail(answer)}`);
+      this.notice.ok(`${success}${enrollmentDetail(answer)}.`);
       this.nameInput.value = '';
       await this.refreshPeople();
     } catch (error) {

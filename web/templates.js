@@ -170,15 +170,33 @@ export class TemplatesPanel {
 
   render(templates) {
     this.shownKey = listKey(templates);
+    this.empty.hidden = templates.length > 0;
+    // Same templates in the same order: update in place, so focus, sliders and thumbnails stay put.
+    const items = [...this.list.children];
+    const same = items.length === templates.length &&
+      items.every((li, i) => li.dataset.template === templates[i].name && li.dataset.created === String(templates[i].createdAt));
+    if (same) {
+      items.forEach((li, i) => this.#update(li, templates[i]));
+      return;
+    }
     const focusedName = this.list.contains(document.activeElement)
       ? document.activeElement.closest('[data-template]')?.dataset.template
       : null;
     const focusedRole = document.activeElement?.dataset?.role;
     this.list.replaceChildren(...templates.map((t) => this.#item(t)));
-    this.empty.hidden = templates.length > 0;
     if (focusedName) {
       const item = [...this.list.children].find((li) => li.dataset.template === focusedName);
       item?.querySelector(`[data-role="${focusedRole}"]`)?.focus();
+    }
+  }
+
+  /** Refresh an item's numbers; a slider someone is holding keeps its value. */
+  #update(li, template) {
+    const slider = li.querySelector('[data-role="threshold"]');
+    const output = li.querySelector('output');
+    if (Number.isFinite(template.threshold) && document.activeElement !== slider) {
+      slider.value = String(template.threshold);
+      output.textContent = formatThreshold(template.threshold);
     }
   }
 
@@ -186,6 +204,7 @@ export class TemplatesPanel {
     const li = document.createElement('li');
     li.className = 'template-item';
     li.dataset.template = template.name;
+    li.dataset.created = String(template.createdAt);
 
     const img = document.createElement('img');
     img.className = 'thumb';

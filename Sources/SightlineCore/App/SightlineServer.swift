@@ -78,9 +78,9 @@ public final class SightlineServer: @unchecked Sendable {
                 return options
             }(), logger: logger)
             let service = FaceService(recognizer: try FaceRecognizer(store: PeopleStore(dataDirectory: settings.dataDir)))
-            let every = settings.faceDetectEvery > 0 ? settings.faceDetectEvery : (detector is YuNetDetector ? 1 : 3)
+            let every = max(1, settings.faceDetectEvery)
             detectionStages.insert(FaceStage(detector: detector, tracker: FaceTracker(), service: service,
-                                             detectEvery: every, limit: settings.maxFaces), at: 0)
+                                             detectEvery: every, limit: settings.maxFaces, stats: stats), at: 0)
             faceAPI = FaceAPI(service: service, auth: auth)
             logger.info("faces on", metadata: ["detector": "\(detector.name)", "detectEvery": "\(every)"])
         }

@@ -26,8 +26,8 @@ public struct ServeSettings: Sendable {
     /// YuNet ONNX model; nil runs the Haar fallback.
     public var faceModel: String?
     public var maxFaces = 10
-    /// Detect faces every this many frames (tracks carry boxes between); 0 picks by detector.
-    public var faceDetectEvery = 0
+    /// Offer every this many frames to the face detector (tracks carry boxes between).
+    public var faceDetectEvery = 1
     /// Only look for faces in this normalized rectangle.
     public var faceRegion: NormalizedBox?
 
@@ -78,8 +78,8 @@ public struct ServeSettings: Sendable {
         _ = try SourceSpec.parse(source)
         for offered in offeredSources { _ = try SourceSpec.parse(offered) }
         guard (1...100).contains(maxFaces) else { throw ConfigError.invalid("faces.maxFaces must be 1-100, got \(maxFaces)") }
-        guard (0...30).contains(faceDetectEvery) else {
-            throw ConfigError.invalid("faces.detectEvery must be 0 (automatic) to 30, got \(faceDetectEvery)")
+        guard (1...30).contains(faceDetectEvery) else {
+            throw ConfigError.invalid("faces.detectEvery must be 1 to 30, got \(faceDetectEvery)")
         }
         if let r = faceRegion, !(r.x >= 0 && r.y >= 0 && r.w > 0 && r.h > 0 && r.x + r.w <= 1.0001 && r.y + r.h <= 1.0001) {
             throw ConfigError.invalid("faces.region must be [x, y, w, h] inside [0, 1], got \([r.x, r.y, r.w, r.h])")

@@ -10,9 +10,10 @@ public enum DropReason: String, CaseIterable, Sendable {
     case error
 }
 
-/// The named stages whose durations are kept.
+/// The named stages whose durations are kept. `faceDetect` is the face
+/// detector's own time on its worker thread, off the pipeline.
 public enum StageName: String, CaseIterable, Sendable {
-    case convert, template, faces, encode, send
+    case convert, template, faces, faceDetect, encode, send
 }
 
 /// Counters, rates and histograms shared by the capture thread, the

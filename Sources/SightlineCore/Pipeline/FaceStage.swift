@@ -1,41 +1,48 @@
 import Foundation
 
 /// Finds faces, keeps their ids across frames and names the ones it knows.
-/// Detection runs every `detectEvery` frames; on the frames between, the
-/// tracker carries the boxes forward by their motion.
 ///
-/// Threads: owned by the pipeline (one frame at a time); the detector and
-/// tracker are used only here, FaceService guards what it shares with the
-/// HTTP side.
+/// Detection runs on its own worker (FaceDetectionWorker) on the newest
+/// frame whenever the worker is free, at most every `detectEvery` frames;
+/// each frame the tracker takes any finished detection and carries every
+/// face to this frame's time by its motion, so a slow detector lowers how
+/// often faces are re-found, never the frame rate.
+///
+/// Threads: owned by the pipeline (one frame at a time); the tracker is used
+/// only here; FaceService guards what it shares with the HTTP side.
 public final class FaceStage: PipelineStage {
     public let stage: StageName? = .faces
-    private let detector: FaceDetector
+    private let worker: FaceDetectionWorker
     private let tracker: FaceTracker
     private let service: FaceService
+    private let stats: PipelineStats?
     private let detectEvery: Int
-    private let limit: Int
-    private var framesSeen = 0
+    private var framesSinceOffer = Int.max / 2
 
-    public init(detector: FaceDetector, tracker: FaceTracker, service: FaceService, detectEvery: Int, limit: Int) {
-        self.detector = detector
+    public init(detector: FaceDetector, tracker: FaceTracker, service: FaceService, detectEvery: Int, limit: Int,
+                stats: PipelineStats? = nil) {
+        worker = FaceDetectionWorker(detector: detector, limit: limit)
         self.tracker = tracker
         self.service = service
+        self.stats = stats
         self.detectEvery = max(1, detectEvery)
-        self.limit = limit
     }
 
-    public var detectorName: String { detector.name }
+    deinit { worker.stop() }
+
+    public var detectorName: String { worker.detectorName }
 
     public func process(_ context: inout FrameContext) throws {
         let frame = context.frame
-        let tracked: [TrackedFace]
-        if framesSeen % detectEvery == 0 {
-            let gray = try context.gray ?? ImageOps.gray(frame.image)
-            tracked = tracker.update(try detector.detect(in: frame.image, gray: gray, limit: limit), at: frame.capturedAt)
-        } else {
-            tracked = tracker.predict(at: frame.capturedAt)
+        if let found = try worker.takeResult() {
+            stats?.stage(.faceDetect, seconds: found.seconds)
+            _ = tracker.update(found.observations, at: found.capturedAt)
         }
-        framesSeen += 1
+        framesSinceOffer += 1
+        if framesSinceOffer >= detectEvery, worker.offer(frame.image, gray: context.gray, capturedAt: frame.capturedAt) {
+            framesSinceOffer = 0
+        }
+        let tracked = tracker.predict(at: frame.capturedAt)
         let faces = service.process(tracked, frame: frame.image, gray: context.gray, at: frame.capturedAt)
         context.detections += faces.map { $0.detection(frameWidth: frame.image.width, frameHeight: frame.image.height) }
     }

@@ -1,0 +1,107 @@
+import Foundation
+
+/// Runs a face detector on its own thread, on the newest frame it is given
+/// when it is free, so a slow detection (Haar takes about a frame budget,
+/// more on a busy machine) never holds up the pipeline. Frames offered while
+/// it is busy are simply not detected on; the tracker carries the boxes.
+///
+/// Threads: `offer` and `takeResult` are called by the pipeline; the
+/// detector belongs to the worker thread. `pending`, `result` and `stopped`
+/// are guarded by `condition`.
+public final class FaceDetectionWorker: @unchecked Sendable {
+    public struct Result: Sendable {
+        public let observations: [FaceObservation]
+        /// Capture time of the frame they were found in.
+        public let capturedAt: Double
+        public let seconds: Double
+    }
+
+    private let detector: FaceDetector
+    private let limit: Int
+    private let condition = NSCondition()
+    private var pending: (image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double)?
+    private var busy = false
+    private var result: Result?
+    private var failure: Error?
+    private var stopped = false
+
+    public init(detector: FaceDetector, limit: Int) {
+        self.detector = detector
+        self.limit = limit
+        let thread = Thread { [self] in run() }
+        thread.name = "sightline.faces"
+        thread.start()
+    }
+
+    deinit { stop() }
+
+    public var detectorName: String { detector.name }
+
+    /// Hands over a frame if the worker is free; false when it is busy.
+    @discardableResult
+    public func offer(_ image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !busy, pending == nil, !stopped else { return false }
+        pending = (image, gray, capturedAt)
+        condition.signal()
+        return true
+    }
+
+    /// The newest finished detection, once; throws what the detector threw.
+    public func takeResult() throws -> Result? {
+        condition.lock()
+        defer { condition.unlock() }
+        if let failure {
+            self.failure = nil
+            throw failure
+        }
+        defer { result = nil }
+        return result
+    }
+
+    /// Waits until the frame given last has been detected on (tests, stills).
+    public func waitUntilIdle(timeout: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while (busy || pending != nil) && !stopped {
+            if !condition.wait(until: deadline) { return false }
+        }
+        return true
+    }
+
+    public func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while pending == nil && !stopped { condition.wait() }
+            if stopped { condition.unlock(); return }
+            let job = pending!
+            pending = nil
+            busy = true
+            condition.unlock()
+
+            let start = MonotonicClock.nanos()
+            let outcome = Swift.Result { try detector.detect(in: job.image, gray: job.gray, limit: limit) }
+            let seconds = Double(MonotonicClock.nanos() - start) / 1e9
+
+            condition.lock()
+            busy = false
+            switch outcome {
+            case .success(let observations):
+                result = Result(observations: observations, capturedAt: job.capturedAt, seconds: seconds)
+            case .failure(let error):
+                failure = error
+            }
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+}
