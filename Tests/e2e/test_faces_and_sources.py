@@ -14,10 +14,12 @@ MODELS = Path(os.environ.get("SIGHTLINE_MODELS", REPO.parent / "shared" / "model
 YUNET = MODELS / "face_detection_yunet_2023mar_320.onnx"
 
 
-def faces_in(server, pairs=5):
+def faces_in(server, pairs=5, warmup=3):
+    """Faces of `pairs` frames, after `warmup` frames: detection runs beside the
+    pipeline, so the very first frames of a new source carry no faces yet."""
     with server.ws() as ws:
-        log = receive_frames(ws, FrameLog(), pairs=pairs, timeout=20)
-    return [[d for d in meta["detections"] if d["kind"] == "face"] for meta, *_ in log.pairs]
+        log = receive_frames(ws, FrameLog(), pairs=pairs + warmup, timeout=20)
+    return [[d for d in meta["detections"] if d["kind"] == "face"] for meta, *_ in log.pairs[warmup:]]
 
 
 def post_json(server, path, payload, headers=AUTH):

@@ -11,7 +11,9 @@ import Foundation
 public final class FaceDetectionWorker: @unchecked Sendable {
     public struct Result: Sendable {
         public let observations: [FaceObservation]
-        /// Capture time of the frame they were found in.
+        /// The frame they were found in (their landmarks refer to it).
+        public let image: ImageBuffer
+        public let gray: ImageBuffer?
         public let capturedAt: Double
         public let seconds: Double
     }
@@ -96,7 +98,8 @@ public final class FaceDetectionWorker: @unchecked Sendable {
             busy = false
             switch outcome {
             case .success(let observations):
-                result = Result(observations: observations, capturedAt: job.capturedAt, seconds: seconds)
+                result = Result(observations: observations, image: job.image, gray: job.gray,
+                                capturedAt: job.capturedAt, seconds: seconds)
             case .failure(let error):
                 failure = error
             }

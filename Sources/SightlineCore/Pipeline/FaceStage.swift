@@ -4,9 +4,10 @@ import Foundation
 ///
 /// Detection runs on its own worker (FaceDetectionWorker) on the newest
 /// frame whenever the worker is free, at most every `detectEvery` frames;
-/// each frame the tracker takes any finished detection and carries every
-/// face to this frame's time by its motion, so a slow detector lowers how
-/// often faces are re-found, never the frame rate.
+/// each frame the tracker takes any finished detection (recognition reads
+/// its crops from the frame the detection ran on) and carries every face to
+/// this frame's time by its motion, so a slow detector lowers how often
+/// faces are re-found, never the frame rate.
 ///
 /// Threads: owned by the pipeline (one frame at a time); the tracker is used
 /// only here; FaceService guards what it shares with the HTTP side.
@@ -36,7 +37,10 @@ public final class FaceStage: PipelineStage {
         let frame = context.frame
         if let found = try worker.takeResult() {
             stats?.stage(.faceDetect, seconds: found.seconds)
-            _ = tracker.update(found.observations, at: found.capturedAt)
+            // Crops for recognition and enrollment come from the frame the
+            // faces were found in, where their landmarks are.
+            let detected = tracker.update(found.observations, at: found.capturedAt)
+            _ = service.process(detected, frame: found.image, gray: found.gray, at: found.capturedAt)
         }
         framesSinceOffer += 1
         if framesSinceOffer >= detectEvery, worker.offer(frame.image, gray: context.gray, capturedAt: frame.capturedAt) {
