@@ -20,7 +20,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_page import (  # noqa: E402  (helpers shared with the page tests)
-    REPO, TEST_TOKEN, FRAME_TIMEOUT_S, SightlineServer, server_binary, _new_driver, open_page, get_json,
+    REPO, TEST_TOKEN, FRAME_TIMEOUT_S, SightlineServer, server_binary, open_page, get_json,
+    browser, driver,  # the fixtures: one Chromium per module, viewport reset after each test
     status_of, iou, severe_console_entries)
 
 pytest.importorskip("selenium", reason="selenium not installed; pip install selenium")
@@ -68,20 +69,6 @@ def tools_server():
     finally:
         server.cleanup()
 
-
-@pytest.fixture(scope="module")
-def browser():
-    driver = _new_driver()
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
-
-@pytest.fixture
-def driver(browser):
-    yield browser
-    browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 # --- helpers --------------------------------------------------------------------
