@@ -75,6 +75,7 @@ public final class SightlineServer: @unchecked Sendable {
             let detector = try FaceDetectorFactory.make(modelPath: settings.faceModel, yunet: {
                 var options = YuNetDetector.Options()
                 options.regionOfInterest = settings.faceRegion
+                options.refineLandmarks = settings.faceRefineLandmarks
                 return options
             }(), logger: logger)
             let service = FaceService(recognizer: try FaceRecognizer(store: PeopleStore(dataDirectory: settings.dataDir)))

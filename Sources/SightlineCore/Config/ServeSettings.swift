@@ -30,6 +30,9 @@ public struct ServeSettings: Sendable {
     public var faceDetectEvery = 1
     /// Only look for faces in this normalized rectangle.
     public var faceRegion: NormalizedBox?
+    /// YuNet: a second landmark pass on upscaled crops for an accurate roll
+    /// (costs detection rate, not frames: detection runs beside the pipeline).
+    public var faceRefineLandmarks = true
 
     public init() {}
 
@@ -58,6 +61,7 @@ public struct ServeSettings: Sendable {
         if let v = config.faces?.model, !v.isEmpty { faceModel = v }
         if let v = config.faces?.maxFaces { maxFaces = v }
         if let v = config.faces?.detectEvery { faceDetectEvery = v }
+        if let v = config.faces?.refineLandmarks { faceRefineLandmarks = v }
         if let v = config.faces?.region, v.count == 4 { faceRegion = NormalizedBox(x: v[0], y: v[1], w: v[2], h: v[3]) }
     }
 

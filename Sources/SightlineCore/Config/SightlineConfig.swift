@@ -25,6 +25,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var maxFaces: Int?
         public var detectEvery: Int?
         public var region: [Double]?
+        public var refineLandmarks: Bool?
     }
 
     public struct Demo: Codable, Sendable, Equatable {
@@ -57,7 +58,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         "": ["server", "source", "demo", "jpeg", "templates", "faces", "dataDir", "token", "logLevel"],
         "server": ["host", "port", "webRoot"],
         "source": ["spec", "width", "height", "fps", "offer"],
-        "faces": ["enabled", "model", "maxFaces", "detectEvery", "region"],
+        "faces": ["enabled", "model", "maxFaces", "detectEvery", "region", "refineLandmarks"],
         "demo": ["template"],
         "jpeg": ["quality"],
         "templates": ["threshold", "frameScale", "paths"],
