@@ -64,9 +64,7 @@ public final class SightlineServer: @unchecked Sendable {
         }
 
         capture = CaptureLoop(source: source, spec: settings.source, mailbox: mailbox, stats: stats, logger: logger)
-        var matcherOptions = TemplateMatcher.Options()
-        matcherOptions.frameScale = settings.frameScale
-        let matcher = TemplateMatcher(options: matcherOptions)
+        let matcher = TemplateMatcher(options: settings.matcherOptions)
         let auth = AuthGuard(token: token)
 
         var detectionStages: [PipelineStage] = [TemplateStage(matcher: matcher, library: templates)]

@@ -16,6 +16,11 @@ public struct ServeSettings: Sendable {
     public var templateThreshold = TemplateMatcher.Options.defaultThreshold
     public var frameScale = TemplateMatcher.Options().frameScale
     public var templates: [String] = []
+    /// Rotation search: ± this many degrees in `rotationStep` steps (0: off).
+    public var rotationRange = 0.0
+    public var rotationStep = 5.0
+    /// Most places one template is reported at in a frame.
+    public var maxInstances = 1
     public var dataDir = "data"
     public var token: String?
     public var logLevel = "info"
@@ -36,6 +41,15 @@ public struct ServeSettings: Sendable {
 
     public init() {}
 
+    /// The matcher's options from these settings.
+    public var matcherOptions: TemplateMatcher.Options {
+        var options = TemplateMatcher.Options()
+        options.frameScale = frameScale
+        options.angles = TemplateMatcher.Options.angles(range: rotationRange, step: rotationStep)
+        options.maxInstances = maxInstances
+        return options
+    }
+
     /// Applies a config file's values over the current ones.
     public mutating func apply(_ config: SightlineConfig) throws {
         if let v = config.faces?.region, !v.isEmpty, v.count != 4 {
@@ -53,6 +67,9 @@ public struct ServeSettings: Sendable {
         if let v = config.templates?.threshold { templateThreshold = v }
         if let v = config.templates?.frameScale { frameScale = v }
         if let v = config.templates?.paths { templates = v }
+        if let v = config.templates?.rotationRange { rotationRange = v }
+        if let v = config.templates?.rotationStep { rotationStep = v }
+        if let v = config.templates?.maxInstances { maxInstances = v }
         if let v = config.dataDir { dataDir = v }
         if let v = config.token, !v.isEmpty { token = v }
         if let v = config.logLevel { logLevel = v }
@@ -75,6 +92,10 @@ public struct ServeSettings: Sendable {
         guard frameScale > 0.05 && frameScale <= 1 else {
             throw ConfigError.invalid("templates.frameScale must be in (0.05, 1], got \(frameScale)")
         }
+        guard (0...45).contains(rotationRange), rotationStep >= 1, rotationStep <= 45 else {
+            throw ConfigError.invalid("templates.rotationRange must be 0-45 and rotationStep 1-45 degrees")
+        }
+        guard (1...20).contains(maxInstances) else { throw ConfigError.invalid("templates.maxInstances must be 1-20") }
         guard cameraWidth > 0, cameraHeight > 0, cameraFPS > 0 else {
             throw ConfigError.invalid("source width, height and fps must be positive")
         }

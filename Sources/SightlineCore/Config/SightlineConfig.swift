@@ -40,6 +40,9 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var threshold: Double?
         public var frameScale: Double?
         public var paths: [String]?
+        public var rotationRange: Double?
+        public var rotationStep: Double?
+        public var maxInstances: Int?
     }
 
     public var server: Server?
@@ -61,7 +64,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         "faces": ["enabled", "model", "maxFaces", "detectEvery", "region", "refineLandmarks"],
         "demo": ["template"],
         "jpeg": ["quality"],
-        "templates": ["threshold", "frameScale", "paths"],
+        "templates": ["threshold", "frameScale", "paths", "rotationRange", "rotationStep", "maxInstances"],
     ]
 
     /// Parses YAML text; `origin` names the file in errors.

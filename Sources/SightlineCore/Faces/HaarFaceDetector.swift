@@ -25,6 +25,12 @@ public final class HaarFaceDetector: FaceDetector {
         public var minFaceSize = 20
         /// Only look for faces here (normalized to the frame); nil = everywhere.
         public var regionOfInterest: NormalizedBox?
+        /// The eye search resizes the face to this width and steps the eye
+        /// cascade's scale by this factor. Live frames use a small, coarse
+        /// search (a few ms per face); stills a larger, finer one that also
+        /// finds smaller eyes (grace_hopper.jpg), at about three times the cost.
+        public var eyeSearchWidth = 160
+        public var eyeScaleFactor = 1.1
 
         public init() {}
 
@@ -32,6 +38,8 @@ public final class HaarFaceDetector: FaceDetector {
         public static var stillImage: Options {
             var options = Options()
             options.maxWorkingWidth = 1024
+            options.eyeSearchWidth = 240
+            options.eyeScaleFactor = 1.05
             return options
         }
     }
@@ -42,7 +50,14 @@ public final class HaarFaceDetector: FaceDetector {
     static let minSmileFaceWidth = 48.0
     /// The smile cascade fires on many mouths; this many neighbours mean a smile.
     static let smileMinNeighbors = 22
-    static let eyeParameters = HaarCascade.Parameters(scaleFactor: 1.1, minNeighbors: 3, minSize: 18, maxSize: 64)
+    /// Eye sizes searched, as fractions of the eye search width (the lower
+    /// bound is the cascade's 20 px window at 240). A coarse scale step makes
+    /// the grouping of neighbours depend on where the pyramid's steps fall.
+    static let maxEyeFraction = 1.0 / 3
+    var eyeBandParameters: HaarCascade.Parameters {
+        HaarCascade.Parameters(scaleFactor: options.eyeScaleFactor, minNeighbors: 3, minSize: 20,
+                               maxSize: Int(Double(options.eyeSearchWidth) * Self.maxEyeFraction))
+    }
     static let smileParameters = HaarCascade.Parameters(scaleFactor: 1.15, minNeighbors: smileMinNeighbors,
                                                         minSize: 30, maxSize: 0)
 
@@ -90,23 +105,31 @@ public final class HaarFaceDetector: FaceDetector {
     private func describe(box: (x: Double, y: Double, w: Double, h: Double), gray: ImageBuffer) throws -> FaceObservation {
         var face = FaceObservation(box: box, score: 1)
         guard let crop = try FeatureCrop(gray: gray, box: box, width: Self.featureWidth) else { return face }
-        face.landmarks = try eyeLandmarks(crop)
+        face.landmarks = try eyeLandmarks(box, gray: gray)
         face.smile = try smile(crop, faceWidth: box.w)
         return FaceGeometry.withPose(face)
     }
 
-    /// The best eye on each side of the upper face, when both are found.
-    private func eyeLandmarks(_ crop: FeatureCrop) throws -> FaceLandmarks? {
-        guard let eyes else { return nil }
-        let band = crop.band(from: 0.15, to: 0.6)
-        let hits = try eyes.detect(band.view, Self.eyeParameters)
-        let half = Double(crop.image.width) / 2
-        let centres = hits.map { PixelPoint(x: Double($0.x) + Double($0.w) / 2, y: Double(band.top + $0.y) + Double($0.h) / 2) }
-        // The image's left eye is the subject's right eye on an upright face.
-        func best(_ side: [PixelPoint]) -> PixelPoint? { side.min { abs($0.y - crop.eyeLine) < abs($1.y - crop.eyeLine) } }
-        guard let imageLeft = best(centres.filter { $0.x < half }),
-              let imageRight = best(centres.filter { $0.x >= half }) else { return nil }
-        return FaceLandmarks(rightEye: crop.toFrame(imageLeft), leftEye: crop.toFrame(imageRight))
+    /// The most plausible pair of eyes in the upper face, or nil when no pair
+    /// fits. The eye cascade runs on the eye band at `eyeSearchWidth`, first on the
+    /// plain gray pixels (equalizing a whole face washes out eyes behind
+    /// glasses), then on the equalized crop; every pair of hits is scored by
+    /// face geometry (`EyePair`) and the best one kept.
+    private func eyeLandmarks(_ face: (x: Double, y: Double, w: Double, h: Double), gray: ImageBuffer) throws
+        -> FaceLandmarks? {
+        guard let eyes, let crop = try EyeBand(gray: gray, face: face, width: options.eyeSearchWidth) else { return nil }
+        for equalized in [false, true] {
+            if equalized { try OpenCVError.check { slcv_equalize_hist(crop.image.cView, crop.image.cView, $0) } }
+            let hits = try eyes.detect(crop.image.cView, eyeBandParameters)
+            let candidates = hits.map { EyePair.Eye(x: Double($0.x) + Double($0.w) / 2,
+                                                    y: Double($0.y) + Double($0.h) / 2, size: Double($0.w)) }
+            if let pair = EyePair.best(candidates, faceWidth: Double(options.eyeSearchWidth), centreX: crop.centreX,
+                                         eyeLine: crop.eyeLine) {
+                // The image's left eye is the subject's right eye on an upright face.
+                return FaceLandmarks(rightEye: crop.toFrame(pair.left), leftEye: crop.toFrame(pair.right))
+            }
+        }
+        return nil
     }
 
     /// 1 when the smile cascade fires strongly in the lower face, else 0;
@@ -118,13 +141,77 @@ public final class HaarFaceDetector: FaceDetector {
     }
 }
 
+/// The upper part of a face (where the eyes are), gray and unequalized,
+/// resized so that the face is `width` pixels wide.
+private struct EyeBand {
+    /// Fractions of the face box's height the band spans.
+    static let top = 0.2, bottom = 0.58
+    let image: ImageBuffer
+    let origin: PixelPoint
+    let scale: Double
+    /// Where eyes sit on a frontal face (38 % down the box), and the face's
+    /// centre line, in band pixels.
+    let eyeLine: Double
+    let centreX: Double
+
+    init?(gray: ImageBuffer, face: (x: Double, y: Double, w: Double, h: Double), width: Int) throws {
+        let x0 = max(0, Int(face.x)), x1 = min(gray.width, Int(face.x + face.w))
+        let y0 = max(0, Int(face.y + face.h * Self.top)), y1 = min(gray.height, Int(face.y + face.h * Self.bottom))
+        guard x1 - x0 >= 8, y1 - y0 >= 4 else { return nil }
+        scale = Double(width) / face.w
+        let size = (w: max(1, Int(Double(x1 - x0) * scale)), h: max(1, Int(Double(y1 - y0) * scale)))
+        image = ImageBuffer(width: size.w, height: size.h, channels: 1)
+        origin = PixelPoint(x: Double(x0), y: Double(y0))
+        eyeLine = (face.y + 0.38 * face.h - Double(y0)) * scale
+        centreX = (face.x + face.w / 2 - Double(x0)) * scale
+        try ImageOps.resize(gray.cView(x: x0, y: y0, width: x1 - x0, height: y1 - y0), into: image.cView,
+                            interpolation: .linear)
+    }
+
+    func toFrame(_ p: PixelPoint) -> PixelPoint {
+        PixelPoint(x: origin.x + p.x / scale, y: origin.y + p.y / scale)
+    }
+}
+
+/// Picks two eye-cascade hits that look like a face's eyes: similar size,
+/// roughly level, 0.25-0.6 face widths apart, about one eye's width each
+/// side of the face's centre line, near the usual eye line.
+enum EyePair {
+    struct Eye: Equatable { var x, y, size: Double }
+
+    static let minSeparation = 0.25, maxSeparation = 0.6
+    /// Steepest eye line accepted (the frontal-face cascade finds little beyond this).
+    static let maxTiltDegrees = 25.0
+    /// Smaller eye over larger at least this.
+    static let minSizeRatio = 0.6
+
+    /// The pair (image-left, image-right) with the lowest geometry cost, in
+    /// the hits' pixels; nil when no pair is plausible.
+    static func best(_ eyes: [Eye], faceWidth: Double, centreX: Double, eyeLine: Double)
+        -> (left: PixelPoint, right: PixelPoint)? {
+        var best: (cost: Double, left: Eye, right: Eye)?
+        for a in eyes {
+            for b in eyes where a.x < b.x {
+                let dx = b.x - a.x, dy = b.y - a.y
+                guard dx >= minSeparation * faceWidth, dx <= maxSeparation * faceWidth,
+                      abs(atan2(dy, dx)) * 180 / .pi <= maxTiltDegrees,
+                      min(a.size, b.size) / max(a.size, b.size) >= minSizeRatio else { continue }
+                let centreOffset = abs((a.x + b.x) / 2 - centreX) / faceWidth
+                let lineOffset = abs((a.y + b.y) / 2 - eyeLine) / faceWidth
+                let cost = abs(dy) / dx + (1 - min(a.size, b.size) / max(a.size, b.size)) + 2 * centreOffset + lineOffset
+                if best == nil || cost < best!.cost { best = (cost, a, b) }
+            }
+        }
+        guard let best else { return nil }
+        return (PixelPoint(x: best.left.x, y: best.left.y), PixelPoint(x: best.right.x, y: best.right.y))
+    }
+}
+
 /// A face's gray pixels resized to a fixed width, for the feature cascades.
 private struct FeatureCrop {
     let image: ImageBuffer
     let origin: PixelPoint
     let scale: Double
-    /// Where eyes sit on a frontal face crop (fraction of height, in crop pixels).
-    var eyeLine: Double { Double(image.height) * 0.38 }
 
     init?(gray: ImageBuffer, box: (x: Double, y: Double, w: Double, h: Double), width: Int) throws {
         let x0 = max(0, Int(box.x)), y0 = max(0, Int(box.y))

@@ -23,6 +23,9 @@ public final class YuNetDetector: FaceDetector {
         /// 320x320 forward passes per face) for a roll accurate to a few
         /// degrees. Too slow for every live frame, so off by default.
         public var refineLandmarks = false
+        /// Where the second pass starts, around the first-pass roll (degrees):
+        /// more starts escape a wrong first reading, each costs up to six passes.
+        public var refineStartOffsets: [Double] = [0]
         /// When nothing is found, look again on copies turned by these angles
         /// (for strongly tilted faces). Costs one pass per angle on empty frames,
         /// so live pipelines leave it empty.
@@ -34,6 +37,7 @@ public final class YuNetDetector: FaceDetector {
         public static var stillImage: Options {
             var options = Options()
             options.refineLandmarks = true
+            options.refineStartOffsets = LandmarkRefiner.defaultStartOffsets
             options.rotationFallbackAngles = [-30, 30, -60, 60]
             return options
         }
@@ -51,6 +55,7 @@ public final class YuNetDetector: FaceDetector {
         network = try YuNetNetwork(modelPath: modelPath)
         self.options = options
         refiner = LandmarkRefiner(network: network)
+        refiner.startOffsets = options.refineStartOffsets
         input = ImageBuffer(width: network.inputSize, height: network.inputSize, channels: 3)
     }
 

@@ -43,8 +43,10 @@ public final class TemplateMatcher {
         public var maxInstances = 1
         /// Candidates whose boxes overlap more than this (IoU) are one.
         public var suppressionOverlap = 0.3
-        /// A coarse peak is refined when it scores at least this share of the threshold.
+        /// A coarse peak is refined when it scores at least this share of the threshold ...
         public var candidateShare = 0.7
+        /// ... and is within this much of the best coarse peak (weaker ones rarely win).
+        public var candidateMargin = 0.15
 
         public init() {}
 
@@ -185,7 +187,9 @@ public final class TemplateMatcher {
                 }
             }
         }
-        candidates = Array(suppress(candidates).prefix(options.maxInstances + 2))
+        let bestCoarse = candidates.map(\.score).max() ?? 0
+        candidates = Array(suppress(candidates.filter { $0.score >= bestCoarse - options.candidateMargin })
+            .prefix(options.maxInstances + 2))
         guard let fine else { return Array(candidates.filter { $0.score >= template.threshold }.prefix(options.maxInstances)) }
         var hits: [Hit] = []
         let stepOffset = max(1, Self.scaleIndex(1.25) / 2)  // half the tutorial's 1.25 step

@@ -24,12 +24,9 @@ struct HaarFaceDetectorTests {
         #expect(faces.count == 1)
         let face = try #require(faces.first)
         #expect(face.yaw == nil, "Haar has no nose landmark, so yaw stays unknown")
-        // Known gap: the eye cascade finds no eyes in this photo yet.
-        try withKnownIssue("Haar's eye cascade finds no eyes on grace_hopper.jpg", isIntermittent: true) {
-            let landmarks = try #require(face.landmarks, "no eyes found")
-            #expect(landmarks.rightEye.x < landmarks.leftEye.x)
-            #expect(abs(try #require(face.roll)) < 8)
-        }
+        let landmarks = try #require(face.landmarks, "no eyes found")
+        #expect(landmarks.rightEye.x < landmarks.leftEye.x)
+        #expect(abs(try #require(face.roll)) < 8)
     }
 
     @Test("a missing cascade directory is an error naming the package")

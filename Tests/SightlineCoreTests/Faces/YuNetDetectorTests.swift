@@ -33,11 +33,7 @@ struct YuNetDetectorTests {
         print("YuNet-320 roll errors (°): median \(FaceTestData.median(errors)), within 8°: \(within8), all \(errors.map { ($0 * 10).rounded() / 10 })")
         #expect(errors.count >= 16)
         #expect(FaceTestData.median(errors) <= 3)
-        // Known gap: 16 of 18 within 8° (the two strongly turned faces of
-        // 2008_002079.jpg); the issue asks for 90 %.
-        withKnownIssue("roll within 8° on 16/18 faces, the issue asks for 90 %", isIntermittent: true) {
-            #expect(within8 >= 0.9)
-        }
+        #expect(within8 >= 0.9)
     }
 
     @Test("exactly one face in grace_hopper.jpg, upright and frontal, with all five landmarks")
