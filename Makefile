@@ -6,7 +6,7 @@ SWIFT_FLAGS := -c release -Xswiftc -enable-testing
 BIN := $(CURDIR)/.build/release/sightline
 PORT ?= 8080
 
-.PHONY: setup build demo test test-swift test-web test-e2e test-browser bench loadtest clean
+.PHONY: setup build demo test test-swift test-web test-e2e test-browser bench loadtest models clean
 
 setup:
 	bash scripts/setup.sh
@@ -41,6 +41,22 @@ bench: build
 ## 10 WebSocket clients against a demo server for 60 s: latency and fps.
 loadtest: build
 	python3 scripts/loadtest.py --spawn --bin $(BIN) --clients 10 --seconds 60
+
+## For machines with internet: the official YuNet face models, checked by sha256, into models/.
+## Nothing in the build needs them; use one with --face-model or faces.model.
+YUNET_640_URL := https://github.com/opencv/opencv_zoo/raw/main/models/face_detection_yunet/face_detection_yunet_2023mar.onnx
+YUNET_640_SHA := 8f2383e4dd3cfbb4553ea8718107fc0423210dc964f9f4280604804ed2552fa4
+YUNET_320_URL := https://github.com/ShiqiYu/libfacedetection.train/raw/master/onnx/yunet_s_320_320.onnx
+YUNET_320_SHA := beb05bf2378aee45cd7c41056da07265b7bb91041ed1b06f923819a9c744ec36
+
+models: models/face_detection_yunet_2023mar.onnx models/face_detection_yunet_2023mar_320.onnx
+	@echo "use one with: --face-model models/face_detection_yunet_2023mar_320.onnx (or faces.model in config)"
+
+models/face_detection_yunet_2023mar.onnx:
+	bash scripts/fetch-model.sh $(YUNET_640_URL) $(YUNET_640_SHA) $@
+
+models/face_detection_yunet_2023mar_320.onnx:
+	bash scripts/fetch-model.sh $(YUNET_320_URL) $(YUNET_320_SHA) $@
 
 clean:
 	rm -rf .build artifacts

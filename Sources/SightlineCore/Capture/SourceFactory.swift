@@ -31,7 +31,7 @@ public struct SourceFactory: Sendable {
             if StillImageSource.imageExtensions.contains(ext) {
                 return (StillImageSource(path: path, fps: fps ?? stillFPS, pace: pace), spec)
             }
-            return (VideoCaptureSource(uri: path, kind: .file(pace: pace)), spec)
+            return (VideoCaptureSource(uri: path, kind: .file(pace: pace), fpsOverride: fps), spec)
         case .stream(let url):
             return (VideoCaptureSource(uri: url, kind: .stream), spec)
         }

@@ -11,6 +11,8 @@ public final class VideoCaptureSource: FrameSource {
 
     public let uri: String
     public let kind: Kind
+    /// Plays a file at this rate instead of its own.
+    public let fpsOverride: Double?
     public var name: String { uri }
     public var pacing: SourcePacing {
         switch kind {
@@ -23,9 +25,10 @@ public final class VideoCaptureSource: FrameSource {
     private var capture: OpaquePointer?
     private var fps = 0.0
 
-    public init(uri: String, kind: Kind) {
+    public init(uri: String, kind: Kind, fpsOverride: Double? = nil) {
         self.uri = uri
         self.kind = kind
+        self.fpsOverride = fpsOverride
     }
 
     deinit { close() }
@@ -43,7 +46,7 @@ public final class VideoCaptureSource: FrameSource {
         }
         capture = handle
         let reported = slcv_capture_fps(handle)
-        fps = reported.isFinite && reported > 0 && reported <= 240 ? reported : 25
+        fps = fpsOverride ?? (reported.isFinite && reported > 0 && reported <= 240 ? reported : 25)
         // Read one frame to learn the size, then rewind files so none is lost.
         let first = try read()
         if case .file = kind { try rewind() }
