@@ -102,6 +102,9 @@ public final class StreamServer: @unchecked Sendable {
             return 0
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             return requestPath(wsi) == "/ws" ? 0 : 1
+        case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+            let upgrade = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? ""
+            return upgrade == "websocket" ? 0 : answerWithoutUpgrade(wsi)
         case LWS_CALLBACK_ESTABLISHED:
             let connection = Connection(role: .webSocket)
             connection.accountedThrough = frames.latest.map { $0.index - 1 } ?? 0
@@ -232,6 +235,28 @@ public final class StreamServer: @unchecked Sendable {
             return 0
         }
         return respond(wsi, connection, handler(request))
+    }
+
+    /// HTTP/1.1 only: a request asking to upgrade to anything but a
+    /// WebSocket (h2c) is answered as plain HTTP/1.1, whole, here; lws then
+    /// completes the transaction (we return 1).
+    private func answerWithoutUpgrade(_ wsi: OpaquePointer) -> Int32 {
+        var uri: UnsafeMutablePointer<CChar>?
+        var uriLength: Int32 = 0
+        let method = Self.method(lws_http_get_uri_and_method(wsi, &uri, &uriLength))
+        let path = requestPath(wsi)
+        var response = HTTPResponse.error(400, "upgrade refused", detail: "this server speaks HTTP/1.1; send the request without 'Upgrade: h2c'")
+        if method == .get || method == .head {
+            let answer = handler(HTTPRequest(method: method, path: path.isEmpty ? "/" : path, query: query(wsi),
+                                             headers: headers(wsi), peer: peer(wsi)))
+            if answer.bodyData != nil { response = answer }
+        }
+        let body = response.bodyData ?? Data()
+        var headers = response.headers
+        headers.append(("connection:", "close"))
+        guard writeHead(wsi, response.status, response.contentType, Int64(body.count), headers) else { return -1 }
+        if !body.isEmpty, !write(wsi, body, LWS_WRITE_HTTP_FINAL) { return -1 }
+        return 1
     }
 
     private func receiveBody(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
