@@ -36,6 +36,15 @@ extern "C" int slcv_imwrite(const char *path, slcv_image image, slcv_error *err)
     });
 }
 
+extern "C" int slcv_encode(const char *extension, slcv_image image, slcv_mat **out, slcv_error *err) {
+    return guarded(err, [&] {
+        std::vector<uchar> bytes;
+        if (!cv::imencode(extension, wrap(image), bytes)) return fail(err, 4, "the image could not be encoded");
+        *out = new slcv_mat{cv::Mat(bytes, true).reshape(1, 1)};
+        return 0;
+    });
+}
+
 extern "C" int slcv_resize(slcv_image src, slcv_image dst, int interpolation, slcv_error *err) {
     return guarded(err, [&] {
         cv::Mat out = wrap(dst);

@@ -48,6 +48,8 @@ int slcv_decode(const uint8_t *bytes, size_t length, int channels, slcv_mat **ou
 int slcv_imread(const char *path, int channels, slcv_mat **out, slcv_error *err);
 // Writes by extension (.png, .jpg).
 int slcv_imwrite(const char *path, slcv_image image, slcv_error *err);
+// Encodes by extension (".png", ".jpg") into a shim-owned 1-row matrix of bytes.
+int slcv_encode(const char *extension, slcv_image image, slcv_mat **out, slcv_error *err);
 
 // --- pixel operations (dst is caller-owned, any ROI view) ----------------
 int slcv_resize(slcv_image src, slcv_image dst, int interpolation, slcv_error *err);

@@ -21,6 +21,16 @@ public enum ImageIO {
         try OpenCVError.check { slcv_imwrite(path, image.cView, $0) }
     }
 
+    /// The image encoded in memory, by extension (".png", ".jpg").
+    public static func encode(_ image: ImageBuffer, as fileExtension: String = ".png") throws -> Data {
+        var mat: OpaquePointer?
+        try OpenCVError.check { slcv_encode(fileExtension, image.cView, &mat, $0) }
+        guard let mat else { throw OpenCVError(code: -1, message: "no bytes returned") }
+        defer { slcv_mat_release(mat) }
+        let view = slcv_mat_view(mat)
+        return Data(bytes: view.data, count: Int(view.width) * Int(view.height))
+    }
+
     private static func takeMat(
         _ body: (UnsafeMutablePointer<OpaquePointer?>, UnsafeMutablePointer<slcv_error>) -> Int32
     ) throws -> ImageBuffer {

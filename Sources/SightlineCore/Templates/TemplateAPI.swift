@@ -141,12 +141,9 @@ public final class TemplateAPI: @unchecked Sendable {
         guard let template = library.all.first(where: { $0.name == name }) else {
             return .error(404, "no such template", detail: name)
         }
-        let path = NSTemporaryDirectory() + "sightline-thumb-\(UUID().uuidString).png"
-        defer { unlink(path) }
         do {
-            try ImageIO.write(template.image, path: path)
-            guard let data = FileManager.default.contents(atPath: path) else { throw CocoaError(.fileReadUnknown) }
-            return .data(data, contentType: "image/png", headers: [("cache-control:", "no-cache")])
+            return .data(try ImageIO.encode(template.image, as: ".png"), contentType: "image/png",
+                         headers: [("cache-control:", "no-cache")])
         } catch {
             return .error(500, "cannot encode the template", detail: "\(error)")
         }

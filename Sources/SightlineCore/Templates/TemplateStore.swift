@@ -44,18 +44,13 @@ public final class TemplateStore: @unchecked Sendable {
         }
     }
 
-    /// Writes the image (when `withImage`) and the index for all `templates`.
+    /// Writes the image of `changed` (when given) and the index for all `templates`.
     public func save(_ templates: [Template], writingImageOf changed: Template? = nil) throws {
         try lock.withLock {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             if let changed {
                 let file = (directory as NSString).appendingPathComponent(Self.fileName(changed.name))
-                let temporary = (directory as NSString).appendingPathComponent(".upload-\(getpid()).png")
-                try ImageIO.write(changed.image, path: temporary)
-                guard rename(temporary, file) == 0 else {
-                    unlink(temporary)
-                    throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file])
-                }
+                try AtomicFile.write(try ImageIO.encode(changed.image, as: ".png"), to: file)
             }
             let entries = templates.map {
                 Entry(name: $0.name, threshold: $0.threshold, createdAt: $0.createdAt.timeIntervalSince1970,
