@@ -295,6 +295,9 @@ class FrameLog:
         assert not self.errors, f"{who}: protocol errors: {self.errors[:5]}"
 
 
+PAIR_GRACE_S = 5.0
+
+
 def receive_frames(ws, log: FrameLog, *, pairs: int | None = None, seconds: float | None = None,
                    timeout: float = 30.0, stop: threading.Event | None = None) -> FrameLog:
     """Receive JSON+JPEG pairs on `ws` into `log` until `pairs` pairs, `seconds` elapsed,
@@ -304,15 +307,19 @@ def receive_frames(ws, log: FrameLog, *, pairs: int | None = None, seconds: floa
 
     start = time.monotonic()
     limit = start + min(timeout, seconds if seconds is not None else timeout)
+    # A time or stop limit never cuts a pair in half: the JPEG of a JSON already
+    # received is waited for (up to this much longer), so the next call starts clean.
+    grace = limit + PAIR_GRACE_S
     pending = None
     for _ in range(1000000):
         now = time.monotonic()
-        if now >= limit or (stop is not None and stop.is_set()):
+        out_of_time = now >= limit or (stop is not None and stop.is_set())
+        if out_of_time and (pending is None or now >= grace):
             break
         if pairs is not None and len(log.pairs) >= pairs:
             break
         try:
-            msg = ws.recv(timeout=min(1.0, max(0.01, limit - now)))
+            msg = ws.recv(timeout=min(1.0, max(0.01, (grace if out_of_time else limit) - now)))
         except TimeoutError:
             continue
         except ConnectionClosed as e:
