@@ -75,6 +75,10 @@ public final class SightlineServer: @unchecked Sendable {
                 options.regionOfInterest = settings.faceRegion
                 options.refineLandmarks = settings.faceRefineLandmarks
                 return options
+            }(), haar: {
+                var options = HaarFaceDetector.Options()
+                options.regionOfInterest = settings.faceRegion
+                return options
             }(), logger: logger)
             let service = FaceService(recognizer: try FaceRecognizer(store: PeopleStore(dataDirectory: settings.dataDir)))
             let every = max(1, settings.faceDetectEvery)
