@@ -407,6 +407,7 @@ return {chart: window.sightline.chart, state: window.sightline.state, counts,
         width: canvas.width, height: canvas.height, cssHeight: canvas.clientHeight};
 """
 MIN_LINE_PIXELS = 20
+COINCIDENT_FPS = 1.0  # chart lines this close lie on the same pixels
 MIN_SERIES_PIXELS = 5
 
 
@@ -469,8 +470,12 @@ def test_metrics_agree_with_api_state(server_url, driver):
     assert chart["chart"]["drawnSegments"] >= 3
     # A few seconds of history is a short line (the window is two minutes), so ask for a handful
     # of pixels per visible series and a line's worth in all.
+    # Series are drawn widest first (sent 5 px, processed 3 px, capture 1.5 px on top): where
+    # processed matches capture, its band beside the capture line is under a pixel wide and
+    # shows only anti-aliased slivers, so it is only required to show where it differs.
     assert chart["counts"]["capture"] >= MIN_SERIES_PIXELS, chart["counts"]
-    assert chart["counts"]["processed"] >= MIN_SERIES_PIXELS, chart["counts"]
+    covered = all(abs(s["processed"] - s["capture"]) < COINCIDENT_FPS for s in samples)
+    assert covered or chart["counts"]["processed"] >= MIN_SERIES_PIXELS, (chart["counts"], samples[-3:])
     assert sum(chart["counts"].values()) >= MIN_LINE_PIXELS, chart["counts"]
 
 
