@@ -61,14 +61,6 @@ extern "C" int slcv_bgr_to_gray(slcv_image src, slcv_image dst, slcv_error *err)
     });
 }
 
-extern "C" int slcv_gray_to_bgr(slcv_image src, slcv_image dst, slcv_error *err) {
-    return guarded(err, [&] {
-        cv::Mat out = wrap(dst);
-        cv::cvtColor(wrap(src), out, cv::COLOR_GRAY2BGR);
-        return 0;
-    });
-}
-
 extern "C" int slcv_yuyv_to_bgr(const uint8_t *yuyv, int width, int height, int stride, slcv_image dst, slcv_error *err) {
     return guarded(err, [&] {
         cv::Mat in(height, width, CV_8UC2, (void *)yuyv, (size_t)stride);

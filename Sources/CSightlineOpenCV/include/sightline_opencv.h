@@ -54,7 +54,6 @@ int slcv_encode(const char *extension, slcv_image image, slcv_mat **out, slcv_er
 // --- pixel operations (dst is caller-owned, any ROI view) ----------------
 int slcv_resize(slcv_image src, slcv_image dst, int interpolation, slcv_error *err);
 int slcv_bgr_to_gray(slcv_image src, slcv_image dst, slcv_error *err);
-int slcv_gray_to_bgr(slcv_image src, slcv_image dst, slcv_error *err);
 // YUYV (4:2:2 packed, width*2 bytes a row) to BGR.
 int slcv_yuyv_to_bgr(const uint8_t *yuyv, int width, int height, int stride, slcv_image dst, slcv_error *err);
 // Adds Gaussian noise of the given sigma, from a cv::RNG seeded with `seed`.

@@ -37,8 +37,6 @@ public final class FaceDetectionWorker: @unchecked Sendable {
 
     deinit { stop() }
 
-    public var detectorName: String { detector.name }
-
     /// Hands over a frame if the worker is free; false when it is busy.
     @discardableResult
     public func offer(_ image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double) -> Bool {
@@ -60,17 +58,6 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         }
         defer { result = nil }
         return result
-    }
-
-    /// Waits until the frame given last has been detected on (tests, stills).
-    public func waitUntilIdle(timeout: Double) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while (busy || pending != nil) && !stopped {
-            if !condition.wait(until: deadline) { return false }
-        }
-        return true
     }
 
     public func stop() {

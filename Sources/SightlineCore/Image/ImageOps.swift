@@ -25,13 +25,6 @@ public enum ImageOps {
         return dst
     }
 
-    public static func bgr(fromGray src: ImageBuffer) throws -> ImageBuffer {
-        if src.channels == 3 { return src }
-        let dst = ImageBuffer(width: src.width, height: src.height, channels: 3)
-        try OpenCVError.check { slcv_gray_to_bgr(src.cView, dst.cView, $0) }
-        return dst
-    }
-
     public static func addNoise(_ image: ImageBuffer, seed: UInt64, sigma: Double) throws {
         try OpenCVError.check { slcv_add_noise(image.cView, seed, sigma, $0) }
     }

@@ -115,9 +115,6 @@ public final class TemplateMatcher {
 
     deinit { scores.deallocate() }
 
-    /// Forgets where templates were (for example after a source switch).
-    public func resetTracking() { tracks.removeAll() }
-
     /// The frame shrunk to the coarse level.
     public func shrink(gray frame: ImageBuffer) throws -> ImageBuffer {
         try Self.level(of: frame, scale: options.frameScale)

@@ -31,8 +31,6 @@ public final class FaceStage: PipelineStage {
 
     deinit { worker.stop() }
 
-    public var detectorName: String { worker.detectorName }
-
     public func process(_ context: inout FrameContext) throws {
         let frame = context.frame
         if let found = try worker.takeResult() {

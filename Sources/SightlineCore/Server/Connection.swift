@@ -8,7 +8,6 @@ final class Connection {
     var role: Role
     /// The HTTP request being received (until its body is complete).
     var request: HTTPRequest?
-    var expectedBodyBytes = 0
     /// The HTTP response body being written, and how far.
     var responseBody = Data()
     var responseOffset = 0
@@ -29,7 +28,6 @@ final class Connection {
     /// Ready for the next HTTP request on a kept-alive connection.
     func resetExchange() {
         request = nil
-        expectedBodyBytes = 0
         responseBody = Data()
         responseOffset = 0
         closeAfterResponse = false

@@ -231,7 +231,6 @@ public final class StreamServer: @unchecked Sendable {
         }
         if hasBody && (length > 0 || request.headers["transfer-encoding"] != nil) {
             connection.request = request
-            connection.expectedBodyBytes = length
             return 0
         }
         return respond(wsi, connection, handler(request))
