@@ -82,6 +82,21 @@ extern "C" int slcv_cascade_detect(slcv_cascade *cascade, slcv_image gray, doubl
     });
 }
 
+extern "C" int slcv_cascade_best_weight(slcv_cascade *cascade, slcv_image gray, double scale_factor, int min_size,
+                                        int max_size, double *best_weight, int *hits, slcv_error *err) {
+    return guarded(err, [&] {
+        if (gray.channels != 1) return fail(err, 21, "cascades run on gray images");
+        std::vector<cv::Rect> found;
+        std::vector<int> levels;
+        std::vector<double> weights;
+        cascade->cascade.detectMultiScale(wrap(gray), found, levels, weights, scale_factor, 0, 0,
+                                          cv::Size(min_size, min_size), cv::Size(max_size, max_size), true);
+        *hits = (int)found.size();
+        for (double w : weights) *best_weight = std::max(*best_weight, w);
+        return 0;
+    });
+}
+
 extern "C" int slcv_equalize_hist(slcv_image src, slcv_image dst, slcv_error *err) {
     return guarded(err, [&] {
         cv::Mat out = wrap(dst);

@@ -49,6 +49,14 @@ int slcv_cascade_detect(slcv_cascade *cascade, slcv_image gray, double scale_fac
                         int min_size, int max_size, slcv_rect *rects, int capacity, int *found,
                         slcv_error *err);
 
+// The strongest hit's confidence: detectMultiScale with outputRejectLevels
+// and no neighbour grouping, so every window that passes the whole cascade
+// counts and its last stage's sum says how surely. *best_weight is the
+// largest levelWeight (unchanged when nothing is found) and *hits the number
+// of windows. Used to read smiles and open eyes inside a small face crop.
+int slcv_cascade_best_weight(slcv_cascade *cascade, slcv_image gray, double scale_factor, int min_size,
+                             int max_size, double *best_weight, int *hits, slcv_error *err);
+
 // --- helpers the face detectors need that ImageOps lacks ------------------
 // Histogram equalization of an 8-bit gray view into another of the same size
 // (Haar cascades are trained on equalized faces).

@@ -38,4 +38,15 @@ final class HaarCascade {
         }
         return rects.prefix(Int(found)).map { (Int($0.x), Int($0.y), Int($0.width), Int($0.height)) }
     }
+
+    /// The confidence of the strongest window that passes the whole cascade
+    /// (no neighbour grouping), or nil when none does.
+    func bestWeight(_ gray: slcv_image, scaleFactor: Double, minSize: Int = 0, maxSize: Int = 0) throws -> Double? {
+        var best = -Double.infinity
+        var hits: Int32 = 0
+        try OpenCVError.check {
+            slcv_cascade_best_weight(handle, gray, scaleFactor, Int32(minSize), Int32(maxSize), &best, &hits, $0)
+        }
+        return hits > 0 && best.isFinite ? best : nil
+    }
 }

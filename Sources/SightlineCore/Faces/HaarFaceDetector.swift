@@ -4,11 +4,11 @@ import Foundation
 /// The fallback face detector: OpenCV's Haar cascades from Debian's
 /// opencv-data. The frontal-face cascade runs on a reduced, equalized gray
 /// frame (the tutorial's full-size 640x480 pass costs about 150 ms); the eye
-/// cascade runs inside each face for eye landmarks and roll, the smile
-/// cascade inside its lower part for `smile`.
+/// cascade runs inside each face for eye landmarks and roll, and
+/// `FaceAttributeReader` reads `smile` and `eyesClosed`.
 ///
 /// Haar gives no confidence, so every face has score 1; there is no nose, so
-/// yaw is left unknown (nil), and `eyesClosed` is not measured.
+/// yaw is left unknown (nil).
 ///
 /// Belongs to the pipeline thread that calls it (cascades are not shared).
 public final class HaarFaceDetector: FaceDetector {
@@ -16,7 +16,8 @@ public final class HaarFaceDetector: FaceDetector {
         public var cascadeDirectory = "/usr/share/opencv4/haarcascades"
         public var faceCascade = "haarcascade_frontalface_alt2.xml"
         public var eyeCascade = "haarcascade_eye.xml"
-        public var smileCascade = "haarcascade_smile.xml"
+        /// Smile and closed eyes (nil: not read).
+        public var attributes: FaceAttributeReader.Options? = FaceAttributeReader.Options()
         /// The face pass runs on a gray frame at most this wide (the budget).
         public var maxWorkingWidth = 320
         public var scaleFactor = 1.1
@@ -44,12 +45,6 @@ public final class HaarFaceDetector: FaceDetector {
         }
     }
 
-    /// Face crops are resized to this width for the eye and smile cascades.
-    static let featureWidth = 160
-    /// Faces narrower than this (frame pixels) are too small to read a smile from.
-    static let minSmileFaceWidth = 48.0
-    /// The smile cascade fires on many mouths; this many neighbours mean a smile.
-    static let smileMinNeighbors = 22
     /// Eye sizes searched, as fractions of the eye search width (the lower
     /// bound is the cascade's 20 px window at 240). A coarse scale step makes
     /// the grouping of neighbours depend on where the pyramid's steps fall.
@@ -58,22 +53,20 @@ public final class HaarFaceDetector: FaceDetector {
         HaarCascade.Parameters(scaleFactor: options.eyeScaleFactor, minNeighbors: 3, minSize: 20,
                                maxSize: Int(Double(options.eyeSearchWidth) * Self.maxEyeFraction))
     }
-    static let smileParameters = HaarCascade.Parameters(scaleFactor: 1.15, minNeighbors: smileMinNeighbors,
-                                                        minSize: 30, maxSize: 0)
 
     public let options: Options
     public var name: String { "haar" }
 
     private let faces: HaarCascade
     private let eyes: HaarCascade?
-    private let smiles: HaarCascade?
+    private let attributes: FaceAttributeReader?
 
     public init(options: Options = Options()) throws {
         self.options = options
         let directory = options.cascadeDirectory as NSString
         faces = try HaarCascade(path: directory.appendingPathComponent(options.faceCascade))
         eyes = try? HaarCascade(path: directory.appendingPathComponent(options.eyeCascade))
-        smiles = try? HaarCascade(path: directory.appendingPathComponent(options.smileCascade))
+        attributes = options.attributes.map { FaceAttributeReader(options: $0) }
     }
 
     public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] {
@@ -104,10 +97,9 @@ public final class HaarFaceDetector: FaceDetector {
 
     private func describe(box: (x: Double, y: Double, w: Double, h: Double), gray: ImageBuffer) throws -> FaceObservation {
         var face = FaceObservation(box: box, score: 1)
-        guard let crop = try FeatureCrop(gray: gray, box: box, width: Self.featureWidth) else { return face }
         face.landmarks = try eyeLandmarks(box, gray: gray)
-        face.smile = try smile(crop, faceWidth: box.w)
-        return FaceGeometry.withPose(face)
+        face = FaceGeometry.withPose(face)
+        return try attributes?.read(face, gray: gray) ?? face
     }
 
     /// The most plausible pair of eyes in the upper face, or nil when no pair
@@ -130,14 +122,6 @@ public final class HaarFaceDetector: FaceDetector {
             }
         }
         return nil
-    }
-
-    /// 1 when the smile cascade fires strongly in the lower face, else 0;
-    /// nil when the face is too small or the cascade is missing.
-    private func smile(_ crop: FeatureCrop, faceWidth: Double) throws -> Double? {
-        guard let smiles, faceWidth >= Self.minSmileFaceWidth else { return nil }
-        let band = crop.band(from: 0.55, to: 1.0)
-        return try smiles.detect(band.view, Self.smileParameters).isEmpty ? 0 : 1
     }
 }
 
@@ -204,35 +188,5 @@ enum EyePair {
         }
         guard let best else { return nil }
         return (PixelPoint(x: best.left.x, y: best.left.y), PixelPoint(x: best.right.x, y: best.right.y))
-    }
-}
-
-/// A face's gray pixels resized to a fixed width, for the feature cascades.
-private struct FeatureCrop {
-    let image: ImageBuffer
-    let origin: PixelPoint
-    let scale: Double
-
-    init?(gray: ImageBuffer, box: (x: Double, y: Double, w: Double, h: Double), width: Int) throws {
-        let x0 = max(0, Int(box.x)), y0 = max(0, Int(box.y))
-        let x1 = min(gray.width, Int(box.x + box.w)), y1 = min(gray.height, Int(box.y + box.h))
-        guard x1 - x0 >= 8, y1 - y0 >= 8 else { return nil }
-        scale = Double(width) / Double(x1 - x0)
-        let height = max(1, Int(Double(y1 - y0) * scale))
-        image = ImageBuffer(width: width, height: height, channels: 1)
-        origin = PixelPoint(x: Double(x0), y: Double(y0))
-        try ImageOps.resize(gray.cView(x: x0, y: y0, width: x1 - x0, height: y1 - y0), into: image.cView,
-                            interpolation: .linear)
-        try OpenCVError.check { slcv_equalize_hist(image.cView, image.cView, $0) }
-    }
-
-    /// A horizontal band of the crop (fractions of its height).
-    func band(from top: Double, to bottom: Double) -> (view: slcv_image, top: Int) {
-        let y0 = Int(Double(image.height) * top), y1 = max(y0 + 1, Int(Double(image.height) * bottom))
-        return (image.cView(x: 0, y: y0, width: image.width, height: min(image.height, y1) - y0), y0)
-    }
-
-    func toFrame(_ p: PixelPoint) -> PixelPoint {
-        PixelPoint(x: origin.x + p.x / scale, y: origin.y + p.y / scale)
     }
 }

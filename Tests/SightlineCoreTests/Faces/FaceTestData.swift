@@ -15,6 +15,18 @@ enum FaceTestData {
     struct LabelledFace {
         var box: (x: Double, y: Double, w: Double, h: Double)
         var roll: Double
+        /// The five labelled points (iBUG-68 eye centres, nose tip, mouth corners).
+        var landmarks: FaceLandmarks?
+
+        /// Yaw the labelled points give by the same geometry the detectors use:
+        /// the labels' own answer to which way the face is turned.
+        var labelledYaw: Double? { landmarks.flatMap(FaceGeometry.yaw) }
+    }
+
+    /// The labelled face a detection lies on (best IoU, at least `minIoU`).
+    static func label(for face: FaceObservation, in labels: [LabelledFace], minIoU: Double = 0.4) -> LabelledFace? {
+        labels.max { FaceGeometry.intersectionOverUnion($0.box, face.box) < FaceGeometry.intersectionOverUnion($1.box, face.box) }
+            .flatMap { FaceGeometry.intersectionOverUnion($0.box, face.box) >= minIoU ? $0 : nil }
     }
 
     /// Path of a model, or a failed requirement saying what is missing.
@@ -44,10 +56,21 @@ enum FaceTestData {
             guard let file = image["file"] as? String, let faces = image["faces"] as? [[String: Any]] else { continue }
             result[file] = faces.compactMap { face in
                 guard let box = face["box"] as? [Double], box.count == 4, let roll = face["roll"] as? Double else { return nil }
-                return LabelledFace(box: (box[0], box[1], box[2], box[3]), roll: roll)
+                return LabelledFace(box: (box[0], box[1], box[2], box[3]), roll: roll,
+                                    landmarks: (face["landmarks"] as? [String: [Double]]).flatMap(landmarks))
             }
         }
         return result
+    }
+
+    /// faces.json names points from the image's side: its left eye is the subject's right.
+    static func landmarks(_ points: [String: [Double]]) -> FaceLandmarks? {
+        func point(_ key: String) -> PixelPoint? {
+            points[key].flatMap { $0.count == 2 ? PixelPoint(x: $0[0], y: $0[1]) : nil }
+        }
+        guard let right = point("eyeImageLeft"), let left = point("eyeImageRight") else { return nil }
+        return FaceLandmarks(rightEye: right, leftEye: left, nose: point("nose"),
+                             mouthRight: point("mouthImageLeft"), mouthLeft: point("mouthImageRight"))
     }
 
     struct Evaluation {

@@ -69,25 +69,6 @@ struct YuNetDetectorTests {
         #expect(abs(FaceGeometry.normalizedDegrees(roll - angle)) <= 5)
     }
 
-    /// How far the photo is turned, like a card, for the yaw test.
-    static let perspectiveTurn = 55.0
-
-    @Test("yaw is positive for a face turned towards the image's right, negative towards its left")
-    func yawSign() throws {
-        let image = try FaceTestData.image("grace_hopper.jpg")
-        let detector = try Self.detector()
-        func yaw(_ turn: Double) throws -> Double {
-            let warped = PerspectiveTurn.turned(image, degrees: turn)
-            let face = try #require(try detector.detect(in: warped, gray: nil, limit: 1).first, "no face turned \(turn)°")
-            return try #require(face.yaw)
-        }
-        let right = try yaw(Self.perspectiveTurn), left = try yaw(-Self.perspectiveTurn), straight = try yaw(0)
-        print("yaw: turned right \(right), left \(left), straight \(straight)")
-        #expect(right > 0)
-        #expect(left < 0)
-        #expect(right > straight && straight > left)
-    }
-
     @Test("a region of interest limits where faces are looked for")
     func regionOfInterest() throws {
         var options = YuNetDetector.Options()
@@ -113,32 +94,5 @@ struct YuNetDetectorTests {
         #expect(throws: FaceDetectorError.self) { try YuNetDetector(modelPath: "/nonexistent/model.onnx") }
         let message = "\(FaceDetectorError.modelUnreadable(path: "/x.onnx"))"
         #expect(message.contains("SIGHTLINE_FACE_MODEL"))
-    }
-}
-
-/// A photo turned about its vertical centre line like a card, in
-/// perspective: positive degrees send the image's right side away, which
-/// looks like the face turning towards the image's right.
-enum PerspectiveTurn {
-    static func turned(_ image: ImageBuffer, degrees: Double) -> ImageBuffer {
-        let out = ImageBuffer(width: image.width, height: image.height, channels: image.channels)
-        let phi = degrees * .pi / 180
-        let focal = Double(image.width)  // also the card's distance
-        let cx = Double(image.width) / 2, cy = Double(image.height) / 2
-        for v in 0..<image.height {
-            for u in 0..<image.width {
-                let du = Double(u) - cx, dv = Double(v) - cy
-                let denominator = focal * cos(phi) - du * sin(phi)
-                guard denominator > 0 else { continue }
-                let x = du * focal / denominator
-                let y = dv * (focal + x * sin(phi)) / focal
-                let sx = Int((x + cx).rounded()), sy = Int((y + cy).rounded())
-                guard sx >= 0, sy >= 0, sx < image.width, sy < image.height else { continue }
-                let from = image.bytes + sy * image.stride + sx * image.channels
-                let to = out.bytes + v * out.stride + u * out.channels
-                for c in 0..<image.channels { to[c] = from[c] }
-            }
-        }
-        return out
     }
 }
