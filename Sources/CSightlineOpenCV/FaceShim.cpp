@@ -82,15 +82,16 @@ extern "C" int slcv_cascade_detect(slcv_cascade *cascade, slcv_image gray, doubl
     });
 }
 
-extern "C" int slcv_cascade_best_weight(slcv_cascade *cascade, slcv_image gray, double scale_factor, int min_size,
-                                        int max_size, double *best_weight, int *hits, slcv_error *err) {
+extern "C" int slcv_cascade_best_weight(slcv_cascade *cascade, slcv_image gray, double scale_factor, int min_width,
+                                        int min_height, int max_width, int max_height, double *best_weight,
+                                        int *hits, slcv_error *err) {
     return guarded(err, [&] {
         if (gray.channels != 1) return fail(err, 21, "cascades run on gray images");
         std::vector<cv::Rect> found;
         std::vector<int> levels;
         std::vector<double> weights;
         cascade->cascade.detectMultiScale(wrap(gray), found, levels, weights, scale_factor, 0, 0,
-                                          cv::Size(min_size, min_size), cv::Size(max_size, max_size), true);
+                                          cv::Size(min_width, min_height), cv::Size(max_width, max_height), true);
         *hits = (int)found.size();
         for (double w : weights) *best_weight = std::max(*best_weight, w);
         return 0;

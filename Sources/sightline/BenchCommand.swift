@@ -33,9 +33,25 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Demo template image.")
     var demoTemplate = "config/demo-template.png"
 
+    @Option(help: ArgumentHelp("Time the face detectors instead, on this photo or video (fitted into --size).",
+                               valueName: "file"))
+    var faces: String?
+
+    @Option(help: "YuNet model for --faces (also SIGHTLINE_FACE_MODEL); without one only Haar is timed.")
+    var faceModel: String?
+
     func run() throws {
         let parts = size.split(separator: "x").compactMap { Int($0) }
         guard parts.count == 2 else { throw ValidationError("--size must be WxH") }
+        if let faces {
+            let model = FaceDetectorFactory.resolveModelPath(flag: faceModel,
+                                                             environment: ProcessInfo.processInfo.environment,
+                                                             configured: nil)
+            let report = try FaceBenchmark(inputPath: faces, width: parts[0], height: parts[1], frames: frames,
+                                           modelPath: model).run()
+            try printJSON(report)
+            return
+        }
         var options = DemoSource.Options()
         options.width = parts[0]
         options.height = parts[1]
@@ -45,7 +61,10 @@ struct BenchCommand: ParsableCommand {
         matcher.refineScale = refineScale > 0 ? refineScale : nil
         let benchmark = PipelineBenchmark(demo: options, templatePath: demoTemplate, quality: quality,
                                           matcherOptions: matcher)
-        let report = try benchmark.run(frames: frames, liveSeconds: liveSeconds)
+        try printJSON(try benchmark.run(frames: frames, liveSeconds: liveSeconds))
+    }
+
+    private func printJSON(_ report: some Encodable) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         print(String(decoding: try encoder.encode(report), as: UTF8.self))

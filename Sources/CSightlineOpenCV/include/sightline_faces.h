@@ -54,8 +54,10 @@ int slcv_cascade_detect(slcv_cascade *cascade, slcv_image gray, double scale_fac
 // counts and its last stage's sum says how surely. *best_weight is the
 // largest levelWeight (unchanged when nothing is found) and *hits the number
 // of windows. Used to read smiles and open eyes inside a small face crop.
-int slcv_cascade_best_weight(slcv_cascade *cascade, slcv_image gray, double scale_factor, int min_size,
-                             int max_size, double *best_weight, int *hits, slcv_error *err);
+// Window sizes are bounded by min and max width and height (0 = no bound).
+int slcv_cascade_best_weight(slcv_cascade *cascade, slcv_image gray, double scale_factor, int min_width,
+                             int min_height, int max_width, int max_height, double *best_weight, int *hits,
+                             slcv_error *err);
 
 // --- helpers the face detectors need that ImageOps lacks ------------------
 // Histogram equalization of an 8-bit gray view into another of the same size

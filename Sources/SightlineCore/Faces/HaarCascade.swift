@@ -41,11 +41,13 @@ final class HaarCascade {
 
     /// The confidence of the strongest window that passes the whole cascade
     /// (no neighbour grouping), or nil when none does.
-    func bestWeight(_ gray: slcv_image, scaleFactor: Double, minSize: Int = 0, maxSize: Int = 0) throws -> Double? {
+    func bestWeight(_ gray: slcv_image, scaleFactor: Double, minSize: (w: Int, h: Int) = (0, 0),
+                    maxSize: (w: Int, h: Int) = (0, 0)) throws -> Double? {
         var best = -Double.infinity
         var hits: Int32 = 0
         try OpenCVError.check {
-            slcv_cascade_best_weight(handle, gray, scaleFactor, Int32(minSize), Int32(maxSize), &best, &hits, $0)
+            slcv_cascade_best_weight(handle, gray, scaleFactor, Int32(minSize.w), Int32(minSize.h), Int32(maxSize.w),
+                                     Int32(maxSize.h), &best, &hits, $0)
         }
         return hits > 0 && best.isFinite ? best : nil
     }

@@ -180,3 +180,4 @@ enum EyeCover {
     }
 }
 
+

@@ -1,0 +1,103 @@
+import Foundation
+
+/// `sightline bench --faces FILE`: times each face detector, configured as
+/// the live server configures it, on frames of a photo or video fitted into
+/// the bench's frame size (letterboxed, so faces keep their shape).
+///
+/// Detectors run one after another on the calling thread, as the server's
+/// detection worker runs them; the figures are per call of `detect`, which
+/// includes the attributes (smile, eyes) and, for Haar, the eye search.
+public struct FaceBenchmark {
+    public struct DetectorTiming: Codable, Sendable {
+        public var detector: String
+        public var frames: Int
+        public var msPerFrame: PipelineBenchmark.StageTiming
+        /// Detections per second one core sustains (1000 / mean ms).
+        public var detectionsPerSecond: Double
+        public var facesPerFrame: Double
+        /// `FaceAttributeReader.read` alone, per face (crop, smile, eyes).
+        public var attributesMsPerFace: PipelineBenchmark.StageTiming?
+    }
+
+    public struct Report: Codable, Sendable {
+        public var input: String
+        public var width: Int
+        public var height: Int
+        public var detectors: [DetectorTiming]
+    }
+
+    public let inputPath: String
+    public let width: Int
+    public let height: Int
+    public let frames: Int
+    /// YuNet model; nil times Haar alone.
+    public let modelPath: String?
+
+    public init(inputPath: String, width: Int, height: Int, frames: Int, modelPath: String?) {
+        self.inputPath = inputPath
+        self.width = width
+        self.height = height
+        self.frames = frames
+        self.modelPath = modelPath
+    }
+
+    public func run() throws -> Report {
+        let images = try loadFrames()
+        var detectors: [FaceDetector] = []
+        if let modelPath {
+            detectors.append(try YuNetDetector(modelPath: modelPath))
+            var refined = YuNetDetector.Options()
+            refined.refineLandmarks = true
+            detectors.append(try YuNetDetector(modelPath: modelPath, options: refined))
+        }
+        detectors.append(try HaarFaceDetector())
+        var timings: [DetectorTiming] = []
+        for (index, detector) in detectors.enumerated() {
+            var name = detector.name
+            if let yunet = detector as? YuNetDetector, yunet.options.refineLandmarks { name += "+refine" }
+            timings.append(try time(detector, name: name, images: images, withAttributes: index == 0))
+        }
+        return Report(input: inputPath, width: width, height: height, detectors: timings)
+    }
+
+    private func time(_ detector: FaceDetector, name: String, images: [ImageBuffer], withAttributes: Bool) throws
+        -> DetectorTiming {
+        let reader = FaceAttributeReader()
+        var samples: [Double] = [], attributeSamples: [Double] = [], faces = 0
+        for image in images {
+            let t0 = MonotonicClock.nanos()
+            let gray = try ImageOps.gray(image)
+            let found = try detector.detect(in: image, gray: gray, limit: 10)
+            samples.append(Double(MonotonicClock.nanos() - t0) / 1e6)
+            faces += found.count
+            guard withAttributes else { continue }
+            for face in found {
+                let t1 = MonotonicClock.nanos()
+                _ = try reader.read(face, gray: gray)
+                attributeSamples.append(Double(MonotonicClock.nanos() - t1) / 1e6)
+            }
+        }
+        let timing = PipelineBenchmark.timing(samples)
+        return DetectorTiming(detector: name, frames: images.count, msPerFrame: timing,
+                              detectionsPerSecond: (1000 / max(timing.mean, 1e-6)).rounded(toPlaces: 1),
+                              facesPerFrame: (Double(faces) / Double(max(1, images.count))).rounded(toPlaces: 2),
+                              attributesMsPerFace: attributeSamples.isEmpty ? nil : PipelineBenchmark.timing(attributeSamples))
+    }
+
+    /// `frames` frames of the input (a still repeats), each letterboxed into width x height.
+    private func loadFrames() throws -> [ImageBuffer] {
+        let (source, _) = try SourceFactory().make(.file(path: inputPath, pace: .max, fps: nil))
+        _ = try source.open()
+        defer { source.close() }
+        return try (0..<frames).map { _ in try letterboxed(source.nextImage().image) }
+    }
+
+    private func letterboxed(_ image: ImageBuffer) throws -> ImageBuffer {
+        let canvas = ImageBuffer(width: width, height: height, channels: 3)
+        let scale = min(Double(width) / Double(image.width), Double(height) / Double(image.height))
+        let w = max(1, Int(Double(image.width) * scale)), h = max(1, Int(Double(image.height) * scale))
+        try ImageOps.resize(image.cView, into: canvas.cView(x: (width - w) / 2, y: (height - h) / 2, width: w, height: h),
+                            interpolation: .area)
+        return canvas
+    }
+}
