@@ -42,6 +42,7 @@ def test_faces_are_tracked_named_and_remembered(sightline, testdata, tmp_path):
     assert face["score"] > 0.5 and set(face["landmarks"]) == {"rightEye", "leftEye", "nose", "mouthRight", "mouthLeft"}
     assert face["landmarks"]["rightEye"][0] < face["landmarks"]["leftEye"][0]
     assert abs(face["roll"]) < 8 and -90 <= face["yaw"] <= 90
+    assert face["eyesClosed"] is False and 0 <= face["smile"] <= 1
     assert "name" not in face
 
     face_id = face["id"]
@@ -75,6 +76,45 @@ def test_faces_are_tracked_named_and_remembered(sightline, testdata, tmp_path):
     status, _, data = http_get(server.port, "/api/people/Grace", method="DELETE", headers=AUTH)
     assert status == 200, data
     assert json.loads(http_get(server.port, "/api/people")[2])["people"] == []
+
+
+def covered_eyes(photo, landmarks, out):
+    """The photo with both eyes painted shut: each eye's ellipse filled with the
+    cheek's colour below it, and a dark lid line across it."""
+    from PIL import Image, ImageDraw, ImageStat
+
+    image = Image.open(photo).convert("RGB")
+    w, h = image.size
+    eyes = [(x * w, y * h) for x, y in (landmarks["rightEye"], landmarks["leftEye"])]
+    e = ((eyes[1][0] - eyes[0][0]) ** 2 + (eyes[1][1] - eyes[0][1]) ** 2) ** 0.5
+    draw = ImageDraw.Draw(image)
+    for x, y in eyes:
+        rx, ry = e * 0.28, e * 0.16
+        cheek = image.crop((int(x - rx), int(y + e * 0.35), int(x + rx), int(y + e * 0.5)))
+        colour = tuple(int(c) for c in ImageStat.Stat(cheek).mean)
+        draw.ellipse((x - rx, y - ry, x + rx, y + ry), fill=colour)
+        draw.arc((x - rx, y - 0.8 * ry, x + rx, y + 0.4 * ry), 20, 160, fill=(40, 40, 50), width=max(1, int(e / 30)))
+    image.save(out)
+    return out
+
+
+def test_smile_and_closed_eyes_reach_the_stream(sightline, testdata, tmp_path):
+    if not YUNET.exists():
+        pytest.skip(f"YuNet model not found at {YUNET}; set SIGHTLINE_MODELS")
+    photo = testdata / "faces" / "grace_hopper.jpg"
+    server = sightline("--face-model", YUNET, source=f"file:{photo}")
+    server.wait_live()
+    open_face = faces_in(server)[-1][0]
+    assert open_face["eyesClosed"] is False
+    server.stop_checked()
+
+    shut = covered_eyes(photo, open_face["landmarks"], tmp_path / "eyes-shut.png")
+    server = sightline("--face-model", YUNET, source=f"file:{shut}")
+    server.wait_live()
+    frames = faces_in(server)
+    assert all(len(f) == 1 for f in frames), frames
+    assert all(f[0]["eyesClosed"] is True for f in frames), [f[0].get("eyesClosed") for f in frames]
+    assert all(0 <= f[0]["smile"] <= 1 for f in frames)
 
 
 def test_source_selector_switches_between_offered_sources(sightline, testdata):
