@@ -121,6 +121,7 @@ private struct Track {
     var velocity = PixelPoint(x: 0, y: 0)  // pixels per second
     var roll: Double?
     var yaw: Double?
+    var smile: Double?
     var hits = 1
     var missedLastUpdate = false
 
@@ -130,6 +131,7 @@ private struct Track {
         lastSeen = time
         roll = observation.roll.map(TrackGeometry.wrapDegrees)
         yaw = observation.yaw
+        smile = observation.smile
     }
 
     mutating func absorb(_ observation: FaceObservation, at time: TimeInterval, options: FaceTracker.Options) {
@@ -149,6 +151,11 @@ private struct Track {
         if let newYaw = observation.yaw {
             yaw = yaw.map { $0 + options.angleSmoothing * (newYaw - $0) } ?? newYaw
         }
+        // A smile changes slowly and its reading is noisy; eyes are taken as
+        // read, since smoothing would hide a blink.
+        if let newSmile = observation.smile {
+            smile = smile.map { $0 + options.angleSmoothing * (newSmile - $0) } ?? newSmile
+        }
         last = observation
         lastSeen = time
         hits += 1
@@ -160,6 +167,7 @@ private struct Track {
         var observation = last
         observation.roll = roll.map { $0 == -180 ? 180 : $0 }
         observation.yaw = yaw.map { min(90, max(-90, $0)) }
+        observation.smile = smile
         return observation
     }
 

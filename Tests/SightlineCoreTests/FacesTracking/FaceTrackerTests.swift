@@ -152,4 +152,19 @@ import Testing
         }
         #expect(spread(smoothed) < spread(raw) * 0.7, "raw \(spread(raw)), smoothed \(spread(smoothed))")
     }
+
+    @Test func smileIsSmoothedAndClosedEyesAreTakenAsRead() throws {
+        let tracker = FaceTracker()
+        let box = (x: 300.0, y: 200.0, w: 90.0, h: 90.0)
+        var reported: [TrackedFace] = []
+        for index in 0..<6 {
+            let blink = index == 5
+            let face = FaceObservation(box: box, score: 0.9, smile: index < 4 ? 0.0 : 1.0, eyesClosed: blink)
+            reported = tracker.update([face], at: Frames.time(index))
+        }
+        let face = try #require(reported.first).observation
+        let smile = try #require(face.smile)
+        #expect(smile > 0 && smile < 1, "two smiling readings after four neutral ones move the smile part way: \(smile)")
+        #expect(face.eyesClosed == true, "a blink shows on the frame it is read")
+    }
 }
