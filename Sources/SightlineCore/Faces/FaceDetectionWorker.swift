@@ -1,13 +1,16 @@
 import Foundation
 
-/// Runs a face detector on its own thread, on the newest frame it is given
-/// when it is free, so a slow detection (Haar takes about a frame budget,
-/// more on a busy machine) never holds up the pipeline. Frames offered while
-/// it is busy are simply not detected on; the tracker carries the boxes.
+/// Runs a face detector on its own thread, on the newest frame it is given,
+/// so a slow detection (Haar takes about a frame budget, more on a busy
+/// machine) never holds up the pipeline. A frame offered while it is busy
+/// waits in a one-frame slot, replacing any older one there, so the next
+/// detection starts the moment the last ends (rather than on the next frame
+/// to arrive): detections per second are 1 / detection time. Frames that are
+/// replaced are not detected on; the tracker carries the boxes.
 ///
 /// Threads: `offer` and `takeResult` are called by the pipeline; the
-/// detector belongs to the worker thread. `pending`, `result` and `stopped`
-/// are guarded by `condition`.
+/// detector belongs to the worker thread. `pending`, `result`, `failure` and
+/// `stopped` are guarded by `condition`.
 public final class FaceDetectionWorker: @unchecked Sendable {
     public struct Result: Sendable {
         public let observations: [FaceObservation]
@@ -22,7 +25,6 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     private let limit: Int
     private let condition = NSCondition()
     private var pending: (image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double)?
-    private var busy = false
     private var result: Result?
     private var failure: Error?
     private var stopped = false
@@ -37,12 +39,13 @@ public final class FaceDetectionWorker: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// Hands over a frame if the worker is free; false when it is busy.
+    /// Hands over a frame for the next detection, replacing one still
+    /// waiting; false once stopped. The buffers are only read afterwards.
     @discardableResult
     public func offer(_ image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        guard !busy, pending == nil, !stopped else { return false }
+        guard !stopped else { return false }
         pending = (image, gray, capturedAt)
         condition.signal()
         return true
@@ -74,7 +77,6 @@ public final class FaceDetectionWorker: @unchecked Sendable {
             if stopped { condition.unlock(); return }
             let job = pending!
             pending = nil
-            busy = true
             condition.unlock()
 
             let start = MonotonicClock.nanos()
@@ -82,7 +84,6 @@ public final class FaceDetectionWorker: @unchecked Sendable {
             let seconds = Double(MonotonicClock.nanos() - start) / 1e9
 
             condition.lock()
-            busy = false
             switch outcome {
             case .success(let observations):
                 result = Result(observations: observations, image: job.image, gray: job.gray,
