@@ -5,8 +5,12 @@ import Foundation
 /// the bench's frame size (letterboxed, so faces keep their shape).
 ///
 /// Detectors run one after another on the calling thread, as the server's
-/// detection worker runs them; the figures are per call of `detect`, which
-/// includes the attributes (smile, eyes) and, for Haar, the eye search.
+/// detection worker runs them; the figures are per call of `detect`:
+/// - `yunet-320`: letterbox, forward pass, decoding and NMS alone; the
+///   attribute reader (smile, eyes) is timed separately per face on its faces;
+/// - `yunet-320+refine`: as the server runs it by default (second landmark
+///   pass and attributes);
+/// - `haar`: as the server runs it (face pass, eye search, attributes).
 public struct FaceBenchmark {
     public struct DetectorTiming: Codable, Sendable {
         public var detector: String
@@ -45,7 +49,9 @@ public struct FaceBenchmark {
         let images = try loadFrames()
         var detectors: [FaceDetector] = []
         if let modelPath {
-            detectors.append(try YuNetDetector(modelPath: modelPath))
+            var plain = YuNetDetector.Options()
+            plain.attributes = nil
+            detectors.append(try YuNetDetector(modelPath: modelPath, options: plain))
             var refined = YuNetDetector.Options()
             refined.refineLandmarks = true
             detectors.append(try YuNetDetector(modelPath: modelPath, options: refined))
@@ -55,7 +61,7 @@ public struct FaceBenchmark {
         for (index, detector) in detectors.enumerated() {
             var name = detector.name
             if let yunet = detector as? YuNetDetector, yunet.options.refineLandmarks { name += "+refine" }
-            timings.append(try time(detector, name: name, images: images, withAttributes: index == 0))
+            timings.append(try time(detector, name: name, images: images, withAttributes: index == 0 && modelPath != nil))
         }
         return Report(input: inputPath, width: width, height: height, detectors: timings)
     }
