@@ -46,8 +46,11 @@ public enum ImageUpload {
         }
     }
 
-    /// Validates and decodes to BGR.
-    public static func decode(_ data: Data) throws -> ImageBuffer {
+    /// Validates and decodes to BGR. With `frame`, an image larger than the
+    /// frame is refused from its header, before any pixel is decoded (the
+    /// decode runs on the server's service thread, so the largest picture it
+    /// ever decodes is one frame).
+    public static func decode(_ data: Data, fitting frame: (width: Int, height: Int)? = nil) throws -> ImageBuffer {
         guard !data.isEmpty else { throw Rejection(status: 400, error: "empty body", detail: "send a JPEG or PNG image") }
         guard let format = format(of: data) else {
             throw Rejection(status: 415, error: "unsupported image type",
@@ -60,6 +63,10 @@ public enum ImageUpload {
         }
         guard width >= minimumSide, height >= minimumSide else {
             throw Rejection(status: 422, error: "image too small", detail: "\(width)x\(height); at least \(minimumSide) px each side")
+        }
+        if let frame, width > frame.width || height > frame.height {
+            throw Rejection(status: 422, error: "template larger than the frame",
+                            detail: "\(width)x\(height) does not fit in the \(frame.width)x\(frame.height) frame")
         }
         switch format {
         case .jpeg:

@@ -108,15 +108,11 @@ public final class TemplateAPI: @unchecked Sendable {
         }
         let image: ImageBuffer
         do {
-            image = try ImageUpload.decode(body)
+            image = try ImageUpload.decode(body, fitting: frameSize())
         } catch let rejection as ImageUpload.Rejection {
             return .error(rejection.status, rejection.error, detail: rejection.detail)
         } catch {
             return .error(422, "cannot read the image", detail: "\(error)")
-        }
-        if let frame = frameSize(), image.width > frame.width || image.height > frame.height {
-            return .error(422, "template larger than the frame",
-                          detail: "\(image.width)x\(image.height) does not fit in the \(frame.width)x\(frame.height) frame")
         }
         let template: Template
         do {
