@@ -60,6 +60,44 @@ import Testing
         #expect(hit.score > 0.8)
     }
 
+    /// box_in_scene.png, a template cut from it, and `absent` noise templates that are nowhere in it.
+    static func sceneWithAbsentTemplates(_ absent: Int) throws -> (gray: ImageBuffer, templates: [Template]) {
+        let path = TestPaths.testData + "/templates/box_in_scene.png"
+        try #require(FileManager.default.fileExists(atPath: path), "test data not found at \(path); set SIGHTLINE_TEST_DATA")
+        let scene = try ImageIO.read(path: path)
+        var templates: [Template] = try (0..<absent).map { index in
+            let noise = ImageBuffer(width: 60, height: 50)
+            noise.bytes.update(repeating: 128, count: noise.byteCount)
+            try ImageOps.addNoise(noise, seed: UInt64(index + 1), sigma: 50)
+            return try Template(name: "absent\(index)", image: noise)
+        }
+        templates.append(try Template(name: "cut", image: scene.cropped(x: 200, y: 120, width: 90, height: 70)))
+        return (try ImageOps.gray(scene), templates)
+    }
+
+    @Test func absentTemplatesTakeTurnsAtTheFullSearchWithinTheBudget() throws {
+        let (gray, templates) = try Self.sceneWithAbsentTemplates(15)
+        var options = TemplateMatcher.Options()
+        options.fullSearchBudget = 0  // one full search per frame
+        let matcher = TemplateMatcher(options: options)
+        var firstFound: Int?
+        var foundAfterwards = 0
+        for frame in 0..<30 {
+            let found = try matcher.match(templates: templates, gray: gray)
+            #expect(found.allSatisfy { $0.label == "cut" }, "noise templates are nowhere in the scene")
+            if !found.isEmpty {
+                if firstFound == nil { firstFound = frame } else { foundAfterwards += 1 }
+            }
+        }
+        #expect(firstFound == 15, "the 16th template's turn comes on the 16th frame")
+        #expect(foundAfterwards == 14, "once found it is tracked on every frame, without waiting for its turn")
+
+        var unlimited = TemplateMatcher.Options()
+        unlimited.fullSearchBudget = nil
+        let all = try TemplateMatcher(options: unlimited).match(templates: templates, gray: gray)
+        #expect(all.map(\.label) == ["cut"], "without a budget every template is searched on the first frame")
+    }
+
     @Test func jpegRoundTripKeepsSizeAndColour() throws {
         let image = ImageBuffer(width: 320, height: 240)
         for y in 0..<240 { for x in 0..<320 {

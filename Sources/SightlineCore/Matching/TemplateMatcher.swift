@@ -39,6 +39,13 @@ public final class TemplateMatcher {
         public var angles: [Double] = [0]
         /// Search near the last hit first.
         public var tracking = true
+        /// Time for full searches in one frame (seconds; nil: no limit). Templates
+        /// that are not being tracked take turns: each frame runs at least one
+        /// full search, then more while this budget lasts, starting where the
+        /// last frame stopped. Sixteen absent templates at 640x480 (about 5 ms
+        /// each) thus cost about this per frame instead of 80 ms, and each is
+        /// still searched every few frames.
+        public var fullSearchBudget: Double? = 0.012
         /// Most instances reported per template.
         public var maxInstances = 1
         /// Candidates whose boxes overlap more than this (IoU) are one.
@@ -107,6 +114,8 @@ public final class TemplateMatcher {
     private var tracks: [ObjectIdentifier: [Track]] = [:]
     private var scores: UnsafeMutablePointer<Float>
     private var scoreCapacity = 0
+    /// Round-robin start for full searches: the template after the last one searched.
+    private var nextFullSearch = 0
 
     public init(options: Options = Options()) {
         self.options = options
@@ -133,15 +142,30 @@ public final class TemplateMatcher {
         prune(keeping: live)
         var coarse: ImageBuffer?
         let fine = try options.refineScale.map { try Self.level(of: gray, scale: $0) }
-        var detections: [Detection] = []
-        for template in templates {
-            let key = ObjectIdentifier(template)
-            var hits = try trackedHits(template, fine: fine)
-            if hits.isEmpty {
-                if coarse == nil { coarse = try shrink(gray: gray) }
-                hits = try fullSearch(template, coarse: coarse!, fine: fine)
+        var found: [Int: [Hit]] = [:]
+        var lost: [Int] = []
+        for (index, template) in templates.enumerated() {
+            let hits = try trackedHits(template, fine: fine)
+            if hits.isEmpty { lost.append(index) } else { found[index] = hits }
+        }
+        // Lost templates take turns at the full search, from where the last frame stopped.
+        let start = MonotonicClock.nanos()
+        let turn = lost.firstIndex { $0 >= nextFullSearch } ?? 0
+        for (done, index) in (lost[turn...] + lost[..<turn]).enumerated() {
+            if done > 0, let budget = options.fullSearchBudget,
+               Double(MonotonicClock.nanos() - start) / 1e9 >= budget {
+                nextFullSearch = index
+                break
             }
-            updateTracks(key, hits)
+            if coarse == nil { coarse = try shrink(gray: gray) }
+            found[index] = try fullSearch(templates[index], coarse: coarse!, fine: fine)
+            nextFullSearch = index + 1
+        }
+        var detections: [Detection] = []
+        for (index, template) in templates.enumerated() {
+            // A lost template whose turn has not come keeps no track, as before its search.
+            let hits = found[index] ?? []
+            updateTracks(ObjectIdentifier(template), hits)
             detections += hits.map {
                 .template(label: template.name, score: $0.score, scale: Self.scale($0.scaleIndex), angle: $0.angle, box: $0.box)
             }
