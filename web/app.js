@@ -187,6 +187,7 @@ new StatePoller(STATE_PATH, {
     chart.push(state);
     templatesPanel.syncFromState(state.templates);
     sourcesPanel.syncFromState(state.source);
+    facesPanel.syncFromState(state.faces);
     const source = state.source || {};
     const name = source.name || source.spec || '';
     const dims = source.width && source.height ? `${source.width}x${source.height}` : '';

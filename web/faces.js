@@ -42,6 +42,16 @@ export function enrollmentDetail(answer) {
   return ` (learned ${answer.learned} picture${plural(answer.learned)}${total})`;
 }
 
+/** One line on the face detector from /api/state's "faces" (absent: detection is off). */
+export function detectorSummary(faces) {
+  if (!faces || typeof faces.detector !== 'string') return 'Face detection is off on this server.';
+  const name = faces.detector.startsWith('yunet') ? `YuNet (${faces.detector.slice(6) || '?'} input)`
+    : faces.detector === 'haar' ? 'Haar cascades (no face model set)' : faces.detector;
+  const refined = faces.refineLandmarks ? ', refined landmarks' : '';
+  const limit = Number.isFinite(faces.maxFaces) ? `, up to ${faces.maxFaces} faces` : '';
+  return `Detector: ${name}${refined}${limit}.`;
+}
+
 function faceLabel(det) {
   const name = det.name ? ` ${det.name}` : '';
   const confidence = det.name && Number.isFinite(det.nameConfidence) ? ` (${det.nameConfidence.toFixed(2)})` : '';
@@ -67,6 +77,7 @@ export class FacesPanel {
       correct: root.querySelector('[data-role="correct-face"]'),
       clear: root.querySelector('[data-role="deselect"]'),
     };
+    this.detector = root.querySelector('[data-role="detector"]');
     this.people = root.querySelector('[data-role="people"]');
     this.noPeople = root.querySelector('[data-role="no-people"]');
     this.notice = new Notice(root.querySelector('[data-role="notice"]'));
@@ -85,6 +96,12 @@ export class FacesPanel {
     this.buttons.clear.addEventListener('click', () => this.select(null));
     this.nameInput.addEventListener('input', () => this.#renderForm());
     this.#renderForm();
+  }
+
+  /** From each /api/state poll: which detector runs (text only changes when it does). */
+  syncFromState(faces) {
+    const text = detectorSummary(faces);
+    if (this.detector && this.detector.textContent !== text) this.detector.textContent = text;
   }
 
   /** After each paint: the faces now on screen. Cheap when nothing changed. */

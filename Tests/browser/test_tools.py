@@ -374,6 +374,9 @@ def test_faces_can_be_picked_named_and_forgotten(tools_server, driver):
                     f"{STILL.name} within {FACE_WAIT_S} s")
     if not FACE_MODEL.is_file():
         pytest.skip(f"naming needs landmarks: YuNet model not found at {FACE_MODEL}; set SIGHTLINE_MODELS")
+    # The card says which detector runs, from /api/state.
+    WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: "YuNet (640 input)" in d.find_element(
+        By.CSS_SELECTOR, '#faces [data-role="detector"]').text)
     enter_token(driver, TEST_TOKEN)
 
     # Click the middle of the drawn (rotated) face box: the face is selected and drawn highlighted.

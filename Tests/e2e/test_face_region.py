@@ -1,11 +1,12 @@
 """faces.region limits where faces are looked for, for YuNet and for the Haar fallback."""
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, FrameLog, receive_frames
+from conftest import REPO, FrameLog, http_get, receive_frames
 
 MODELS = Path(os.environ.get("SIGHTLINE_MODELS", REPO.parent / "shared" / "models"))
 YUNET = MODELS / "face_detection_yunet_2023mar_320.onnx"
@@ -31,6 +32,8 @@ def test_faces_outside_the_region_are_not_looked_for(sightline, testdata, tmp_pa
         config.write_text(f"faces:\n  region: {region}\n")
         server = sightline("--config", config, *model_args, source=source)
         server.wait_live()
+        faces = json.loads(http_get(server.port, "/api/state")[2])["faces"]
+        assert faces["detector"] == ("haar" if detector == "haar" else "yunet-320"), faces
         counts[label] = face_counts(server)
         server.stop_checked()
     assert all(n == 0 for n in counts["corner"]), counts

@@ -34,6 +34,8 @@ def test_faces_are_tracked_named_and_remembered(sightline, testdata, tmp_path):
     source = f"file:{testdata}/faces/grace_hopper.jpg"
     server = sightline("--data-dir", data_dir, "--face-model", YUNET, source=source)
     server.wait_live()
+    state = json.loads(http_get(server.port, "/api/state")[2])
+    assert state["faces"]["detector"] == "yunet-320" and state["faces"]["maxFaces"] >= 1, state.get("faces")
     frames = faces_in(server)
     assert all(len(f) == 1 for f in frames), frames
     ids = {f[0]["id"] for f in frames}

@@ -1,5 +1,6 @@
 """HTTP/1.1 only: a request asking to upgrade to HTTP/2 (h2c) gets a plain HTTP/1.x answer."""
 
+import json
 import socket
 import time
 
@@ -30,6 +31,7 @@ def test_h2c_upgrade_is_answered_over_http1(sightline):
     assert b"101" not in status_line
     head, body = answer.split(b"\r\n\r\n", 1)
     assert body.startswith(b"{") and b'"fps"' in body, body[:200]
+    assert "faces" not in json.loads(body), "faces are off, so /api/state has no faces block"
     # Without a GET to answer, the upgrade is refused plainly.
     answer = raw_request(server.port, (
         "POST /api/templates?name=x HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade, HTTP2-Settings\r\n"

@@ -12,7 +12,7 @@ import {
   MAX_TEMPLATE_NAME_LENGTH,
   FALLBACK_TEMPLATE_NAME,
 } from '../../web/api.js';
-import { normalizePeople, faceRects, enrollmentDetail } from '../../web/faces.js';
+import { normalizePeople, faceRects, enrollmentDetail, detectorSummary } from '../../web/faces.js';
 import { sourceLabel } from '../../web/sources.js';
 
 test('sanitizeTemplateName: base name without extension, allowed characters only', () => {
@@ -113,4 +113,13 @@ test('enrollmentDetail summarises what the server learned', () => {
   assert.equal(enrollmentDetail({ id: 1, name: 'Ada', learned: 1 }), ' (learned 1 picture)');
   assert.equal(enrollmentDetail(null), '');
   assert.equal(enrollmentDetail({ ok: true }), '');
+});
+
+test('detectorSummary names the face detector from /api/state, or says detection is off', () => {
+  assert.equal(detectorSummary({ detector: 'yunet-320', refineLandmarks: true, maxFaces: 10, detectEvery: 1 }),
+    'Detector: YuNet (320 input), refined landmarks, up to 10 faces.');
+  assert.equal(detectorSummary({ detector: 'haar', refineLandmarks: false, maxFaces: 4 }),
+    'Detector: Haar cascades (no face model set), up to 4 faces.');
+  assert.equal(detectorSummary(undefined), 'Face detection is off on this server.');
+  assert.equal(detectorSummary({}), 'Face detection is off on this server.');
 });

@@ -20,6 +20,8 @@ public final class SightlineServer: @unchecked Sendable {
     private let capture: CaptureLoop
     private let pipeline: Pipeline
     private var server: StreamServer!
+    /// What /api/state says of face detection (set once in init).
+    private let facesInfo: ServerState.FacesInfo?
 
     public init(settings: ServeSettings, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         try settings.validate()
@@ -69,6 +71,7 @@ public final class SightlineServer: @unchecked Sendable {
 
         var detectionStages: [PipelineStage] = [TemplateStage(matcher: matcher, library: templates)]
         var faceAPI: FaceAPI?
+        var faces: ServerState.FacesInfo?
         if settings.facesEnabled {
             let detector = try FaceDetectorFactory.make(modelPath: settings.faceModel, yunet: {
                 var options = YuNetDetector.Options()
@@ -85,8 +88,13 @@ public final class SightlineServer: @unchecked Sendable {
             detectionStages.insert(FaceStage(detector: detector, tracker: FaceTracker(), service: service,
                                              detectEvery: every, limit: settings.maxFaces, stats: stats), at: 0)
             faceAPI = FaceAPI(service: service, auth: auth)
+            faces = ServerState.FacesInfo(detector: detector.name,
+                                              refineLandmarks: detector is YuNetDetector && settings.faceRefineLandmarks,
+                                              maxFaces: settings.maxFaces, detectEvery: every)
             logger.info("faces on", metadata: ["detector": "\(detector.name)", "detectEvery": "\(every)"])
         }
+
+        facesInfo = faces
 
         var pipelineOptions = Pipeline.Options()
         pipelineOptions.debugDelaySeconds = settings.debugStageDelayMs / 1000
@@ -137,7 +145,7 @@ public final class SightlineServer: @unchecked Sendable {
 
     public func state() -> ServerState {
         ServerState(version: SightlineVersion.string, uptimeSeconds: uptime, status: capture.status,
-                    stats: stats.snapshot(), clients: server.clientCounts, templates: templates.all)
+                    stats: stats.snapshot(), clients: server.clientCounts, templates: templates.all, faces: facesInfo)
     }
 
     public func metricsText() -> String {

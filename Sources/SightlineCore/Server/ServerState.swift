@@ -21,6 +21,17 @@ public struct ServerState: Codable, Sendable {
     public struct TemplateInfo: Codable, Sendable {
         public var name: String; public var threshold: Double; public var width: Int; public var height: Int
     }
+    /// The face detector running ("yunet-320", "haar"); absent when faces are off.
+    public struct FacesInfo: Codable, Sendable, Equatable {
+        public var detector: String
+        public var refineLandmarks: Bool
+        public var maxFaces: Int
+        public var detectEvery: Int
+        public init(detector: String, refineLandmarks: Bool, maxFaces: Int, detectEvery: Int) {
+            self.detector = detector; self.refineLandmarks = refineLandmarks
+            self.maxFaces = maxFaces; self.detectEvery = detectEvery
+        }
+    }
 
     public var version: String
     public var uptimeSeconds: Double
@@ -34,9 +45,10 @@ public struct ServerState: Codable, Sendable {
     public var clients: Clients
     public var bytesSent: UInt64
     public var templates: [TemplateInfo]
+    public var faces: FacesInfo?
 
     public init(version: String, uptimeSeconds: Double, status: SourceStatus, stats: PipelineStats.Snapshot,
-                clients: (webSocket: Int, mjpeg: Int), templates: [Template]) {
+                clients: (webSocket: Int, mjpeg: Int), templates: [Template], faces: FacesInfo? = nil) {
         self.version = version
         self.uptimeSeconds = uptimeSeconds.rounded(toPlaces: 3)
         source = Source(spec: status.spec, name: status.name, state: status.state.rawValue, detail: status.detail,
@@ -57,6 +69,7 @@ public struct ServerState: Codable, Sendable {
         self.templates = templates.map {
             TemplateInfo(name: $0.name, threshold: $0.threshold, width: $0.image.width, height: $0.image.height)
         }
+        self.faces = faces
     }
 
     /// Milliseconds, rounded to microseconds.
