@@ -281,6 +281,11 @@ def main():
             "latency": s1.get("latency"),
             "stages": s1.get("stages"),
             "clients": s1.get("clients"),
+            "faces": s1.get("faces"),
+            # Face detections per second on the detector's own thread (beside the pipeline).
+            "faceDetectionsPerSecond": round(
+                (s1["stages"]["faceDetect"]["count"] - s0["stages"]["faceDetect"]["count"]) / dt, 2)
+            if s0 and dt and "faceDetect" in s1.get("stages", {}) and "faceDetect" in s0.get("stages", {}) else None,
         },
         "errors": sum(len(c.errors) for c in clients),
     }
