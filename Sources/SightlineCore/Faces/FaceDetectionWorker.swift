@@ -24,7 +24,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     private let detector: FaceDetector
     private let limit: Int
     private let condition = NSCondition()
-    private var pending: (image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double)?
+    private var pending: (image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double, hints: [FaceObservation])?
     private var result: Result?
     private var failure: Error?
     private var stopped = false
@@ -41,12 +41,14 @@ public final class FaceDetectionWorker: @unchecked Sendable {
 
     /// Hands over a frame for the next detection, replacing one still
     /// waiting; false once stopped. The buffers are only read afterwards.
+    /// `hints` are the tracked faces at the frame's time (see FaceDetector).
     @discardableResult
-    public func offer(_ image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double) -> Bool {
+    public func offer(_ image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double,
+                      hints: [FaceObservation] = []) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !stopped else { return false }
-        pending = (image, gray, capturedAt)
+        pending = (image, gray, capturedAt, hints)
         condition.signal()
         return true
     }
@@ -80,7 +82,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
             condition.unlock()
 
             let start = MonotonicClock.nanos()
-            let outcome = Swift.Result { try detector.detect(in: job.image, gray: job.gray, limit: limit) }
+            let outcome = Swift.Result { try detector.detect(in: job.image, gray: job.gray, limit: limit, hints: job.hints) }
             let seconds = Double(MonotonicClock.nanos() - start) / 1e9
 
             condition.lock()

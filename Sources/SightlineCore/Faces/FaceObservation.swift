@@ -56,4 +56,18 @@ public protocol FaceDetector: AnyObject {
     var name: String { get }
     /// Faces in a BGR frame (with its gray version, which Haar uses), at most `limit`.
     func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation]
+    /// The same, given the faces already tracked, moved to this frame's time
+    /// (`hints`): a detector may start from what they know (YuNet starts its
+    /// second landmark pass from a face's tracked roll). Never required for
+    /// correctness, only for speed.
+    func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation]) throws
+        -> [FaceObservation]
+}
+
+extension FaceDetector {
+    /// Detectors that have no use for hints ignore them.
+    public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation]) throws
+        -> [FaceObservation] {
+        try detect(in: frame, gray: gray, limit: limit)
+    }
 }

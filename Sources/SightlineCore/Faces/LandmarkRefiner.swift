@@ -30,6 +30,8 @@ final class LandmarkRefiner {
     static let maxCentreOffset = 0.2
 
     private let network: YuNetNetwork
+    /// Forward passes run so far (for the benchmark and tests).
+    private(set) var forwardPasses = 0
     private var crop = ImageBuffer(width: defaultCropSize, height: defaultCropSize, channels: 3)
 
     init(network: YuNetNetwork) { self.network = network }
@@ -40,9 +42,13 @@ final class LandmarkRefiner {
     /// scores highest wins. One start alone can run away: a first-pass roll
     /// of the wrong sign turns the crop further the wrong way, and the
     /// network, which leans towards upright faces, follows it.
-    func refine(_ face: FaceObservation, in frame: ImageBuffer) throws -> FaceObservation {
+    ///
+    /// `startRoll`, when given, replaces the first-pass roll as the place to
+    /// start: the roll its track already had, which is usually within the
+    /// upright tolerance of the answer, so one pass settles it.
+    func refine(_ face: FaceObservation, in frame: ImageBuffer, startRoll: Double? = nil) throws -> FaceObservation {
         if crop.width != cropSize { crop = ImageBuffer(width: cropSize, height: cropSize, channels: 3) }
-        let firstRoll = FaceGeometry.withPose(face).roll ?? 0
+        let firstRoll = startRoll ?? FaceGeometry.withPose(face).roll ?? 0
         let results = try startOffsets.compactMap { try follow(face, from: firstRoll + $0, in: frame) }
         guard let best = results.max(by: { $0.score < $1.score }) else { return face }
         // Starts that ended near the best one read the same face: their
@@ -97,6 +103,7 @@ final class LandmarkRefiner {
             try OpenCVError.check { slcv_warp_affine(frame.cView, crop.cView, m.baseAddress, $0) }
         }
         let candidates = try network.run(crop, scoreThreshold: Self.scoreThreshold)
+        forwardPasses += 1
         guard let best = nearestCentre(candidates, size: size) else { return nil }
         return toFrame.apply(to: best)
     }

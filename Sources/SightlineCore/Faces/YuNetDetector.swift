@@ -64,10 +64,26 @@ public final class YuNetDetector: FaceDetector {
     }
 
     public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] {
+        try detect(in: frame, gray: gray, limit: limit, hints: [])
+    }
+
+    /// A hint (a tracked face) overlapping a found face by at least this IoU
+    /// gives it its roll as the second pass's start.
+    static let hintOverlap = 0.3
+
+    public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation]) throws
+        -> [FaceObservation] {
         guard limit > 0, let region = searchRegion(frame) else { return [] }
         var faces = try detectOnce(frame, region: region, limit: limit)
         if faces.isEmpty { faces = try detectTurned(frame, region: region, limit: limit) }
-        if options.refineLandmarks { faces = try faces.map { try refiner.refine($0, in: frame) } }
+        if options.refineLandmarks {
+            faces = try faces.map { face in
+                let hint = hints.filter { $0.roll != nil }
+                    .max { FaceGeometry.intersectionOverUnion($0.box, face.box) < FaceGeometry.intersectionOverUnion($1.box, face.box) }
+                    .flatMap { FaceGeometry.intersectionOverUnion($0.box, face.box) >= Self.hintOverlap ? $0.roll : nil }
+                return try refiner.refine(face, in: frame, startRoll: hint)
+            }
+        }
         faces = faces.map(FaceGeometry.withPose)
         guard let attributes, !faces.isEmpty else { return faces }
         let gray = try gray ?? ImageOps.gray(frame)

@@ -40,11 +40,12 @@ public final class FaceStage: PipelineStage {
             let detected = tracker.update(found.observations, at: found.capturedAt)
             _ = service.process(detected, frame: found.image, gray: found.gray, at: found.capturedAt)
         }
+        let tracked = tracker.predict(at: frame.capturedAt)
         framesSinceOffer += 1
-        if framesSinceOffer >= detectEvery, worker.offer(frame.image, gray: context.gray, capturedAt: frame.capturedAt) {
+        if framesSinceOffer >= detectEvery,
+           worker.offer(frame.image, gray: context.gray, capturedAt: frame.capturedAt, hints: tracked.map(\.observation)) {
             framesSinceOffer = 0
         }
-        let tracked = tracker.predict(at: frame.capturedAt)
         let faces = service.process(tracked, frame: frame.image, gray: context.gray, at: frame.capturedAt)
         context.detections += faces.map { $0.detection(frameWidth: frame.image.width, frameHeight: frame.image.height) }
     }

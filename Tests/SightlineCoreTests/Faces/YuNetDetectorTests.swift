@@ -69,6 +69,30 @@ struct YuNetDetectorTests {
         #expect(abs(FaceGeometry.normalizedDegrees(roll - angle)) <= 5)
     }
 
+    @Test("a tracked face's roll as a hint settles the second landmark pass in fewer passes, to the same roll")
+    func rollHint() throws {
+        var options = YuNetDetector.Options()
+        options.refineLandmarks = true
+        let detector = try Self.detector(options)
+        let image = try ImageOps.rotated(FaceTestData.image("grace_hopper.jpg"), clockwiseDegrees: 20)
+        var before = detector.refiner.forwardPasses
+        let plain = try #require(try detector.detect(in: image, gray: nil, limit: 1).first)
+        let plainPasses = detector.refiner.forwardPasses - before
+        before = detector.refiner.forwardPasses
+        let hinted = try #require(try detector.detect(in: image, gray: nil, limit: 1, hints: [plain]).first)
+        let hintedPasses = detector.refiner.forwardPasses - before
+        print("roll hint: \(plainPasses) passes to \(plain.roll ?? .nan)°, hinted \(hintedPasses) passes to \(hinted.roll ?? .nan)°")
+        #expect(hintedPasses < plainPasses)
+        #expect(abs(try #require(hinted.roll) - (try #require(plain.roll))) <= LandmarkRefiner.uprightTolerance)
+        #expect(abs(try #require(hinted.roll) - 20) <= 5)
+        // A hint elsewhere in the frame is not used.
+        var elsewhere = plain
+        elsewhere.box = (0, 0, 20, 20)
+        before = detector.refiner.forwardPasses
+        _ = try detector.detect(in: image, gray: nil, limit: 1, hints: [elsewhere])
+        #expect(detector.refiner.forwardPasses - before == plainPasses)
+    }
+
     @Test("a region of interest limits where faces are looked for")
     func regionOfInterest() throws {
         var options = YuNetDetector.Options()
