@@ -6,62 +6,53 @@ import SightlineCore
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Per-stage timings on the demo scene, as JSON (the performance figures)."
+        abstract: "Per-stage timings of the graph `serve` would run, as JSON (the performance figures).",
+        discussion: """
+        Takes serve's flags and config: the camera is built by the same assembly, faces included when \
+        they are on. Without --source it runs the demo scene at --size and --fps.
+        """
     )
 
-    @Option(help: "Frame size WxH.")
+    @OptionGroup var options: SettingsOptions
+
+    @Option(help: "Frame size WxH (the demo scene without --source; --faces fits its input into it).")
     var size = "640x480"
 
     @Option(help: "Frames timed stage by stage.")
     var frames = 300
 
-    @Option(help: "Seconds of a live run (capture loop + pipeline at the demo's fps); 0 skips it.")
+    @Option(help: "Seconds of a live run (capture loop + pipeline at the source's fps); 0 skips it.")
     var liveSeconds = 10.0
 
-    @Option(help: "Frame rate of the live run.")
+    @Option(help: "Frame rate of the demo scene without --source.")
     var fps = 30.0
 
-    @Option(help: "JPEG quality.")
-    var quality = 80
-
     @Option(help: "Matcher: the frame is shrunk by this for the coarse search.")
-    var frameScale = TemplateMatcher.Options().frameScale
+    var frameScale: Double?
 
     @Option(help: "Matcher: level (fraction of the frame) where hits are refined; 0 turns refinement off.")
-    var refineScale = TemplateMatcher.Options().refineScale ?? 0
-
-    @Option(help: "Demo template image.")
-    var demoTemplate = "config/demo-template.png"
+    var refineScale: Double?
 
     @Option(help: ArgumentHelp("Time the face detectors instead, on this photo or video (fitted into --size).",
                                valueName: "file"))
     var faces: String?
 
-    @Option(help: "YuNet model for --faces (also SIGHTLINE_FACE_MODEL); without one only Haar is timed.")
-    var faceModel: String?
-
     func run() throws {
         let parts = size.split(separator: "x").compactMap { Int($0) }
         guard parts.count == 2 else { throw ValidationError("--size must be WxH") }
+        var settings = try options.resolveSettings()
         if let faces {
-            let model = FaceDetectorFactory.resolveModelPath(flag: faceModel,
-                                                             environment: ProcessInfo.processInfo.environment,
-                                                             configured: nil)
             let report = try FaceBenchmark(inputPath: faces, width: parts[0], height: parts[1], frames: frames,
-                                           modelPath: model).run()
+                                           modelPath: settings.faceModel).run()
             try printJSON(report)
             return
         }
-        var options = DemoSource.Options()
-        options.width = parts[0]
-        options.height = parts[1]
-        options.fps = fps
-        var matcher = TemplateMatcher.Options()
-        matcher.frameScale = frameScale
-        matcher.refineScale = refineScale > 0 ? refineScale : nil
-        let benchmark = PipelineBenchmark(demo: options, templatePath: demoTemplate, quality: quality,
-                                          matcherOptions: matcher)
-        try printJSON(try benchmark.run(frames: frames, liveSeconds: liveSeconds))
+        if options.source == nil { settings.source = "demo?size=\(parts[0])x\(parts[1])&fps=\(fps)" }
+        if let frameScale { settings.frameScale = frameScale }
+        if let refineScale { settings.refineScale = refineScale > 0 ? refineScale : nil }
+        settings.logLevel = options.logLevel ?? "warning"
+        let logger = try LogSetup.bootstrap(level: settings.logLevel)
+        try printJSON(try PipelineBenchmark(settings: settings, logger: logger).run(frames: frames, liveSeconds: liveSeconds))
     }
 
     private func printJSON(_ report: some Encodable) throws {

@@ -9,50 +9,10 @@ struct ServeCommand: ParsableCommand {
         abstract: "Capture, detect and stream (the default command)."
     )
 
-    @Option(help: "YAML config file (flags override it). Default: config/sightline.yaml if present.")
-    var config: String?
-
-    @Option(help: "auto | demo[?size=WxH&fps=N&seed=N] | v4l2:/dev/videoN | file:PATH[?pace=native|max] | rtsp://... | http://...")
-    var source: String?
-
-    @Option(help: "Address to listen on (default 127.0.0.1).")
-    var host: String?
-
-    @Option(help: "Port to listen on (default 8080).")
-    var port: Int?
-
-    @Option(name: .customLong("template"), help: "Template image PATH[=NAME], loaded at start; repeatable.")
-    var templates: [String] = []
-
-    @Option(help: "Data directory: token, templates (created if missing).")
-    var dataDir: String?
-
-    @Option(help: "Folder with the browser client (default web).")
-    var webRoot: String?
-
-    @Option(help: "JPEG quality 1-100 (default 80).")
-    var quality: Int?
-
-    @Option(help: "Log level: trace, debug, info, notice, warning, error.")
-    var logLevel: String?
-
-    @Option(help: "YuNet face model (ONNX); also SIGHTLINE_FACE_MODEL or faces.model. Without one, Haar cascades run.")
-    var faceModel: String?
-
-    @Flag(help: "Do not look for faces.")
-    var noFaces = false
-
-    @Option(help: "Most faces reported per frame (default 10).")
-    var maxFaces: Int?
-
-    @Option(name: .customLong("offer-source"), help: "Another source for the browser's selector; repeatable.")
-    var offeredSources: [String] = []
-
-    @Option(help: ArgumentHelp("Test hook: every frame spends this long in the pipeline.", visibility: .hidden))
-    var debugStageDelayMs: Double?
+    @OptionGroup var options: SettingsOptions
 
     func run() throws {
-        let settings = try resolveSettings()
+        let settings = try options.resolveSettings()
         let logger = try LogSetup.bootstrap(level: settings.logLevel)
         let server: SightlineServer
         do {
@@ -65,39 +25,6 @@ struct ServeCommand: ParsableCommand {
         waitForTermination()
         logger.info("stopping")
         server.stop()
-    }
-
-    func resolveSettings() throws -> ServeSettings {
-        var settings = ServeSettings()
-        let defaultConfig = "config/sightline.yaml"
-        let configPath = config ?? (FileManager.default.fileExists(atPath: defaultConfig) ? defaultConfig : nil)
-        if let configPath {
-            do {
-                try settings.apply(SightlineConfig.load(path: configPath))
-            } catch {
-                throw ValidationError("\(error)")
-            }
-        }
-        if let source { settings.source = source }
-        if let host { settings.host = host }
-        if let port { settings.port = port }
-        if !templates.isEmpty { settings.templates = templates }
-        if let dataDir { settings.dataDir = dataDir }
-        if let webRoot { settings.webRoot = webRoot }
-        if let quality { settings.jpegQuality = quality }
-        if let logLevel { settings.logLevel = logLevel }
-        if let debugStageDelayMs { settings.debugStageDelayMs = debugStageDelayMs }
-        if noFaces { settings.facesEnabled = false }
-        if let maxFaces { settings.maxFaces = maxFaces }
-        if !offeredSources.isEmpty { settings.offeredSources += offeredSources }
-        settings.faceModel = FaceDetectorFactory.resolveModelPath(flag: faceModel, environment: ProcessInfo.processInfo.environment,
-                                                                  configured: settings.faceModel)
-        do {
-            try settings.validate()
-        } catch {
-            throw ValidationError("\(error)")
-        }
-        return settings
     }
 
     /// Blocks the main thread until SIGINT or SIGTERM.

@@ -48,17 +48,23 @@ import Testing
         let stats = PipelineStats()
         stats.frameCaptured()
         stats.stage(.template, seconds: 0.012)
+        stats.clients(.webSocket, change: 1)
+        stats.clients(.webSocket, change: 1)
+        stats.clients(.mjpeg, change: 1)
         let text = PrometheusText.render(stats: stats.snapshot(),
                                          status: SourceStatus(spec: "demo", name: "demo", state: .live),
-                                         clients: (2, 1), templates: 1, uptime: 3.5)
+                                         templates: 1, uptime: 3.5,
+                                         sinks: ["stream": SinkCounts(delivered: 4, consumed: 4, skipped: 1)])
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
             let parts = line.split(separator: " ")
             #expect(parts.count == 2, "bad sample line: \(line)")
             #expect(Double(parts[1]) != nil, "bad value: \(line)")
         }
         #expect(text.contains("sightline_frames_captured_total 1\n"))
+        #expect(text.contains("sightline_sink_frames_skipped_total{sink=\"stream\"} 1\n"))
         #expect(text.contains("sightline_stage_seconds_bucket{stage=\"template\",le=\"0.015\"} 1\n"))
         #expect(text.contains("sightline_stage_seconds_bucket{stage=\"template\",le=\"0.01\"} 0\n"))
         #expect(text.contains("sightline_clients{kind=\"ws\"} 2\n"))
+        #expect(text.contains("sightline_clients{kind=\"mjpeg\"} 1\n"))
     }
 }

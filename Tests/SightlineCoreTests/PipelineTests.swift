@@ -34,13 +34,13 @@ final class SleepStage: PipelineStage {
     }
 }
 
-private func quietLogger() -> Logger {
+func quietLogger() -> Logger {
     var logger = Logger(label: "test")
     logger.logLevel = .critical
     return logger
 }
 
-private func frame(_ seq: UInt64) -> Frame {
+func frame(_ seq: UInt64) -> Frame {
     Frame(seq: seq, capturedAt: 0, capturedNanos: MonotonicClock.nanos(), image: ImageBuffer(width: 8, height: 8))
 }
 
@@ -78,12 +78,11 @@ private func frame(_ seq: UInt64) -> Frame {
     @Test func slowPipelineDropsAndSendsTheNewest() throws {
         let mailbox = FrameMailbox()
         let stats = PipelineStats()
-        let slot = LatestFrameSlot()
         let source = FlakySource()   // 100 fps: budget 10 ms
         let loop = CaptureLoop(source: source, spec: "fast", mailbox: mailbox, stats: stats, logger: quietLogger())
         let pipeline = Pipeline(mailbox: mailbox, stats: stats, stages: [SleepStage(seconds: 0.015)],
-                                encoder: try JPEGEncoder(), output: slot, logger: quietLogger(),
-                                budgetSeconds: { 0.010 }, onPublish: {})
+                                encoder: try JPEGEncoder(), sinks: [], logger: quietLogger(),
+                                budgetSeconds: { 0.010 })
         loop.start()
         pipeline.start()
         Thread.sleep(forTimeInterval: 1.0)
@@ -100,11 +99,14 @@ private func frame(_ seq: UInt64) -> Frame {
 
     @Test func frameMessageCarriesTheJPEGLength() throws {
         let stats = PipelineStats()
+        let stream = StreamSink(stats: stats)
         let pipeline = Pipeline(mailbox: FrameMailbox(), stats: stats, stages: [], encoder: try JPEGEncoder(),
-                                output: LatestFrameSlot(), logger: quietLogger(), budgetSeconds: { 0.033 }, onPublish: {})
-        let encoded = try pipeline.process(Frame(seq: 9, capturedAt: 1.5, capturedNanos: 0,
+                                sinks: [stream], logger: quietLogger(), budgetSeconds: { 0.033 })
+        pipeline.handle(Frame(seq: 9, capturedAt: 1.5, capturedNanos: 0,
                                                  image: ImageBuffer(width: 32, height: 24),
                                                  groundTruth: [GroundTruthBox(label: "demo", x: 8, y: 6, w: 16, h: 12)]))
+        let encoded = try #require(stream.slot.latest)
+        #expect(encoded.seq == 9 && encoded.index == 1)
         let json = try JSONSerialization.jsonObject(with: encoded.json) as! [String: Any]
         #expect(json["type"] as? String == "frame")
         #expect(json["seq"] as? Int == 9)

@@ -3,7 +3,9 @@ import Foundation
 /// Maps requests to answers. Runs on the lws service thread, so every
 /// handler here is quick and reads shared state through its locks.
 struct Routes: Sendable {
-    unowned(unsafe) let app: SightlineServer
+    let state: @Sendable () -> ServerState
+    let metrics: @Sendable () -> String
+    let latestFrame: @Sendable () -> EncodedFrame?
     let staticFiles: StaticFiles
     /// Handlers that answer the paths they own and nil for the rest.
     let apis: [@Sendable (HTTPRequest) -> HTTPResponse?]
@@ -18,9 +20,9 @@ struct Routes: Sendable {
         }
         switch (request.method, request.path) {
         case (.get, "/api/state"):
-            return .json(app.state())
+            return .json(state())
         case (.get, "/metrics"):
-            return .text(app.metricsText(), contentType: PrometheusText.contentType)
+            return .text(metrics(), contentType: PrometheusText.contentType)
         case (.get, "/snapshot.jpg"):
             return snapshot()
         case (.get, "/stream.mjpg"):
@@ -41,7 +43,7 @@ struct Routes: Sendable {
     }
 
     private func snapshot() -> HTTPResponse {
-        guard let frame = app.latestFrame else {
+        guard let frame = latestFrame() else {
             return .error(503, "no frame yet", detail: "the source has not delivered a frame; see /api/state")
         }
         return .data(frame.jpeg, contentType: "image/jpeg",

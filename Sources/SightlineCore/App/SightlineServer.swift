@@ -1,30 +1,23 @@
 import Foundation
 import Logging
 
-/// The running server: wires a source, the capture loop, the pipeline and
-/// the libwebsockets server together and owns them until `stop()`.
+/// The running server: one camera's graph (built by `CameraAssembly`), the
+/// libwebsockets server that streams it and answers the API, and the access
+/// token. It owns these parts from `init` to `stop()`; the parts run on
+/// their own threads and guard their own state.
 ///
-/// Threads: `start` and `stop` are called from the main thread. The parts
-/// run on their own threads (capture, pipeline, lws service); what they
-/// share (mailbox, latest-frame slot, stats, template library) is guarded
-/// by those types' own locks.
-public final class SightlineServer: @unchecked Sendable {
+/// Threads: `init`, `start` and `stop` are called from the main thread.
+public final class SightlineServer: Sendable {
     public let settings: ServeSettings
-    public let stats = PipelineStats()
-    public let templates: TemplateLibrary
     public let token: AccessToken
+    public let camera: CameraGraph
+    private let stream: StreamSink
+    private let server: StreamServer
     private let logger: Logger
     private let startedAt = MonotonicClock.nanos()
-    private let mailbox = FrameMailbox()
-    private let frames = LatestFrameSlot()
-    private let capture: CaptureLoop
-    private let pipeline: Pipeline
-    private var server: StreamServer!
-    /// What /api/state says of face detection (set once in init).
-    private let facesInfo: ServerState.FacesInfo?
 
     public init(settings: ServeSettings, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
-        try settings.validate()
+        let assembly = try CameraAssembly(settings: settings, logger: logger)
         self.settings = settings
         self.logger = logger
         try FileManager.default.createDirectory(atPath: settings.dataDir, withIntermediateDirectories: true)
@@ -34,131 +27,79 @@ public final class SightlineServer: @unchecked Sendable {
                           metadata: ["file": "\((settings.dataDir as NSString).appendingPathComponent("token"))",
                                      "token": "\(token.value)"])
         }
-
-        var factory = SourceFactory()
-        factory.cameraWidth = settings.cameraWidth
-        factory.cameraHeight = settings.cameraHeight
-        factory.cameraFPS = settings.cameraFPS
-        factory.demoTemplatePath = ResourceLocator.locate(settings.demoTemplate)
-        let (source, resolved) = try factory.make(SourceSpec.parse(settings.source))
-
-        // Templates: uploaded ones from the data directory, then --template
-        // ones (which win by name), then the demo's own when there is none.
-        let store = TemplateStore(dataDirectory: settings.dataDir)
-        let stored = try store.load()
-        for problem in stored.problems { logger.warning("stored template skipped: \(problem)") }
-        let library = TemplateLibrary(stored.templates)
-        for argument in settings.templates {
-            do {
-                library.put(try Template.load(argument: argument).with(threshold: settings.templateThreshold))
-            } catch {
-                throw ConfigError.invalid("template \(argument): \(error)")
-            }
-        }
-        if library.all.isEmpty, case .demo = resolved {
-            library.put(try Template(name: SourceFactory.demoLabel, image: factory.demoTemplate(),
-                                     threshold: settings.templateThreshold))
-        }
-        templates = library
-        for template in library.all {
-            logger.info("template loaded", metadata: ["name": "\(template.name)",
-                                                      "size": "\(template.image.width)x\(template.image.height)"])
-        }
-
-        capture = CaptureLoop(source: source, spec: settings.source, mailbox: mailbox, stats: stats, logger: logger)
-        let matcher = TemplateMatcher(options: settings.matcherOptions)
-        let auth = AuthGuard(token: token)
-
-        var detectionStages: [PipelineStage] = [TemplateStage(matcher: matcher, library: templates)]
-        var faceAPI: FaceAPI?
-        var faces: ServerState.FacesInfo?
-        if settings.facesEnabled {
-            let detector = try FaceDetectorFactory.make(modelPath: settings.faceModel, yunet: {
-                var options = YuNetDetector.Options()
-                options.regionOfInterest = settings.faceRegion
-                options.refineLandmarks = settings.faceRefineLandmarks
-                return options
-            }(), haar: {
-                var options = HaarFaceDetector.Options()
-                options.regionOfInterest = settings.faceRegion
-                return options
-            }(), logger: logger)
-            let service = FaceService(recognizer: try FaceRecognizer(store: PeopleStore(dataDirectory: settings.dataDir)))
-            let every = max(1, settings.faceDetectEvery)
-            detectionStages.insert(FaceStage(detector: detector, tracker: FaceTracker(), service: service,
-                                             detectEvery: every, limit: settings.maxFaces, stats: stats), at: 0)
-            faceAPI = FaceAPI(service: service, auth: auth)
-            faces = ServerState.FacesInfo(detector: detector.name,
-                                              refineLandmarks: detector is YuNetDetector && settings.faceRefineLandmarks,
-                                              maxFaces: settings.maxFaces, detectEvery: every)
-            logger.info("faces on", metadata: ["detector": "\(detector.name)", "detectEvery": "\(every)"])
-        }
-
-        facesInfo = faces
-
-        var pipelineOptions = Pipeline.Options()
-        pipelineOptions.debugDelaySeconds = settings.debugStageDelayMs / 1000
-        let capture = self.capture
-        let wake = WakeRelay()
-        pipeline = Pipeline(mailbox: mailbox, stats: stats,
-                            stages: [ConvertStage(), ConcurrentStages(detectionStages, stats: stats)],
-                            encoder: try JPEGEncoder(quality: settings.jpegQuality), output: frames,
-                            options: pipelineOptions, logger: logger,
-                            budgetSeconds: { 1.0 / (capture.status.format?.fps ?? 30) },
-                            onPublish: { wake.fire() })
-
-        var serverOptions = StreamServer.Options()
-        serverOptions.host = settings.host
-        serverOptions.port = settings.port
-        let templateAPI = TemplateAPI(library: library, store: store, uploadedNames: Set(stored.templates.map(\.name)),
-                                      auth: auth, defaultThreshold: settings.templateThreshold,
-                                      frameSize: { capture.status.format.map { ($0.width, $0.height) } })
-        let sourcesAPI = SourcesAPI(configured: settings.offeredSources, auth: auth, current: { capture.status.spec },
-                                    switchTo: { [factory] spec in
-                                        let (next, _) = try factory.make(SourceSpec.parse(spec))
-                                        capture.switchSource(to: next, spec: spec)
-                                    })
-        let routes = Routes(app: self, staticFiles: StaticFiles(root: ResourceLocator.locate(settings.webRoot)),
-                            apis: [templateAPI.respond, sourcesAPI.respond] + (faceAPI.map { [$0.respond] } ?? []))
-        server = StreamServer(options: serverOptions, frames: frames, stats: stats, logger: logger) { request in
-            routes.respond(to: request)
-        }
-        wake.target = server
+        let stats = PipelineStats()
+        let stream = StreamSink(stats: stats)
+        let camera = try assembly.build(stats: stats, sinks: [stream])
+        self.camera = camera
+        self.stream = stream
+        server = Self.makeServer(settings: settings, camera: camera, stream: stream, token: token,
+                                 startedAt: startedAt, logger: logger)
     }
 
     public var port: Int { server.boundPort }
-    public var latestFrame: EncodedFrame? { frames.latest }
+    public var latestFrame: EncodedFrame? { stream.slot.latest }
 
     public func start() throws {
         try server.start()
-        capture.start()
-        pipeline.start()
+        let server = self.server
+        stream.connect(wake: { server.wake() })
+        try camera.start()
         logger.info("serving", metadata: ["url": "http://\(settings.host):\(server.boundPort)/",
                                           "source": "\(settings.source)"])
     }
 
     public func stop() {
-        capture.stop()
-        pipeline.stop()
+        camera.stop()
+        stream.connect(wake: nil)
         server.stop()
     }
 
     public func state() -> ServerState {
-        ServerState(version: SightlineVersion.string, uptimeSeconds: uptime, status: capture.status,
-                    stats: stats.snapshot(), clients: server.clientCounts, templates: templates.all, faces: facesInfo)
+        Self.state(camera: camera, startedAt: startedAt)
     }
 
     public func metricsText() -> String {
-        PrometheusText.render(stats: stats.snapshot(), status: capture.status, clients: server.clientCounts,
-                              templates: templates.all.count, uptime: uptime)
+        Self.metrics(camera: camera, startedAt: startedAt)
     }
 
-    private var uptime: Double { Double(MonotonicClock.nanos() - startedAt) / 1e9 }
-}
+    // MARK: - Assembly of the HTTP side
 
-/// Lets the pipeline wake the server that is made after it. Set once on
-/// the main thread before anything starts, read from the pipeline thread.
-final class WakeRelay: @unchecked Sendable {
-    weak var target: StreamServer?
-    func fire() { target?.wake() }
+    static func state(camera: CameraGraph, startedAt: UInt64) -> ServerState {
+        ServerState(version: SightlineVersion.string, uptimeSeconds: uptime(since: startedAt), status: camera.capture.status,
+                    stats: camera.stats.snapshot(), templates: camera.templates.all,
+                    faces: camera.facesInfo, sinks: camera.sinkCounts)
+    }
+
+    static func metrics(camera: CameraGraph, startedAt: UInt64) -> String {
+        PrometheusText.render(stats: camera.stats.snapshot(), status: camera.capture.status,
+                              templates: camera.templates.all.count, uptime: uptime(since: startedAt),
+                              sinks: camera.sinkCounts)
+    }
+
+    private static func uptime(since start: UInt64) -> Double { Double(MonotonicClock.nanos() - start) / 1e9 }
+
+    /// The libwebsockets server and its routes, reading the camera's parts.
+    private static func makeServer(settings: ServeSettings, camera: CameraGraph, stream: StreamSink, token: AccessToken,
+                                   startedAt: UInt64, logger: Logger) -> StreamServer {
+        let auth = AuthGuard(token: token)
+        let capture = camera.capture
+        let templateAPI = TemplateAPI(library: camera.templates, store: camera.templateStore,
+                                      uploadedNames: camera.uploadedTemplateNames, auth: auth,
+                                      defaultThreshold: settings.templateThreshold,
+                                      frameSize: { capture.status.format.map { ($0.width, $0.height) } })
+        let sourcesAPI = SourcesAPI(configured: settings.offeredSources, auth: auth, current: { capture.status.spec },
+                                    switchTo: { spec in try camera.switchSource(to: spec) })
+        let faceAPI = camera.faceService.map { FaceAPI(service: $0, auth: auth) }
+        let routes = Routes(state: { state(camera: camera, startedAt: startedAt) },
+                            metrics: { metrics(camera: camera, startedAt: startedAt) },
+                            latestFrame: { stream.slot.latest },
+                            staticFiles: StaticFiles(root: ResourceLocator.locate(settings.webRoot)),
+                            apis: [templateAPI.respond, sourcesAPI.respond] + (faceAPI.map { [$0.respond] } ?? []))
+        var options = StreamServer.Options()
+        options.host = settings.host
+        options.port = settings.port
+        return StreamServer(options: options, frames: stream.slot, stats: camera.stats, logger: logger) { request in
+            routes.respond(to: request)
+        }
+    }
 }

@@ -1,7 +1,10 @@
 import Foundation
 
-/// Runs the same detectors as the live pipeline on still photos
-/// (`sightline detect`), with the same detection objects.
+/// Runs the same detection stages as the live pipeline on still photos
+/// (`sightline detect`), with the same detection objects: the stages come
+/// from `CameraAssembly.stillStages`.
+///
+/// Threads: runs on the calling thread, which owns the stages and detectors.
 public final class StillImageDetector {
     public struct Result: Codable, Sendable {
         public var file: String
@@ -16,25 +19,19 @@ public final class StillImageDetector {
         }
     }
 
-    /// Faces reported per photo at most.
-    public static let defaultFaceLimit = 10
+    /// Faces reported per photo at most when no limit is given: every face
+    /// a detector can find (a still photo has no frame budget).
+    public static let defaultFaceLimit = 1000
 
-    private let templates: [Template]
-    private let matcher: TemplateMatcher
-    private let faceDetector: FaceDetector?
-    private let faceLimit: Int
+    private let stages: [PipelineStage]
+    private var seq: UInt64 = 0
 
     /// `faceDetector` nil skips faces (`--no-faces`). Photos are unrelated
     /// to each other, so the matcher does not track from one to the next.
-    /// Runs on the calling thread, which owns the detectors for their lifetime.
     public init(templates: [Template], options: TemplateMatcher.Options = TemplateMatcher.Options(),
                 faceDetector: FaceDetector? = nil, faceLimit: Int = StillImageDetector.defaultFaceLimit) {
-        self.templates = templates
-        var stills = options
-        stills.tracking = false
-        self.matcher = TemplateMatcher(options: stills)
-        self.faceDetector = faceDetector
-        self.faceLimit = faceLimit
+        stages = CameraAssembly.stillStages(templates: templates, matcher: options, faceDetector: faceDetector,
+                                            faceLimit: faceLimit)
     }
 
     public func detect(path: String) throws -> Result {
@@ -43,15 +40,9 @@ public final class StillImageDetector {
     }
 
     public func detect(image: ImageBuffer) throws -> [Detection] {
-        let gray = try ImageOps.gray(image)
-        var detections: [Detection] = []
-        if let faceDetector {
-            detections += try faceDetector.detect(in: image, gray: gray, limit: faceLimit)
-                .map { $0.detection(frameWidth: image.width, frameHeight: image.height) }
-        }
-        if !templates.isEmpty {
-            detections += try matcher.match(templates: templates, gray: gray)
-        }
-        return detections
+        seq += 1
+        var context = FrameContext(frame: Frame(seq: seq, capturedAt: 0, capturedNanos: 0, image: image))
+        for stage in stages { try stage.run(&context) }
+        return context.detections
     }
 }

@@ -15,6 +15,8 @@ public struct ServeSettings: Sendable {
     public var jpegQuality = 80
     public var templateThreshold = TemplateMatcher.Options.defaultThreshold
     public var frameScale = TemplateMatcher.Options().frameScale
+    /// Level where coarse hits are refined (nil: no refinement; `bench --refine-scale`).
+    public var refineScale = TemplateMatcher.Options().refineScale
     public var templates: [String] = []
     /// Rotation search: ± this many degrees in `rotationStep` steps (0: off).
     public var rotationRange = 0.0
@@ -45,6 +47,7 @@ public struct ServeSettings: Sendable {
     public var matcherOptions: TemplateMatcher.Options {
         var options = TemplateMatcher.Options()
         options.frameScale = frameScale
+        options.refineScale = refineScale
         options.angles = TemplateMatcher.Options.angles(range: rotationRange, step: rotationStep)
         options.maxInstances = maxInstances
         return options

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Why a frame left the pipeline without being processed.
 public enum DropReason: String, CaseIterable, Sendable {
@@ -17,8 +18,8 @@ public enum StageName: String, CaseIterable, Sendable {
 }
 
 /// Counters, rates and histograms shared by the capture thread, the
-/// pipeline queue and the lws service thread. Every field is guarded by `lock`.
-public final class PipelineStats: @unchecked Sendable {
+/// pipeline thread, the face worker and the lws service thread, all in one `Mutex`.
+public final class PipelineStats: Sendable {
     public struct Snapshot: Sendable {
         public var captured: UInt64 = 0
         public var processed: UInt64 = 0
@@ -31,62 +32,82 @@ public final class PipelineStats: @unchecked Sendable {
         public var sentFPS = 0.0
         public var stages: [StageName: LatencyHistogram] = [:]
         public var captureToSend = LatencyHistogram()
+        /// Streaming clients connected now.
+        public var webSocketClients = 0
+        public var mjpegClients = 0
     }
 
-    private let lock = NSLock()
-    private var data = Snapshot()
-    private var captureRate = RateMeter()
-    private var processedRate = RateMeter()
-    private var sentRate = RateMeter()
-    private var lastSentSeq: UInt64 = 0
+    private struct State {
+        var data = Snapshot()
+        var captureRate = RateMeter()
+        var processedRate = RateMeter()
+        var sentRate = RateMeter()
+        var lastSentSeq: UInt64 = 0
+    }
+
+    private let state: Mutex<State>
 
     public init() {
-        for stage in StageName.allCases { data.stages[stage] = LatencyHistogram() }
-        for reason in DropReason.allCases { data.drops[reason] = 0 }
+        var initial = State()
+        for stage in StageName.allCases { initial.data.stages[stage] = LatencyHistogram() }
+        for reason in DropReason.allCases { initial.data.drops[reason] = 0 }
+        state = Mutex(initial)
+    }
+
+    public enum ClientKind: Sendable { case webSocket, mjpeg }
+
+    /// A streaming client came (+1) or went (-1).
+    public func clients(_ kind: ClientKind, change: Int) {
+        state.withLock {
+            switch kind {
+            case .webSocket: $0.data.webSocketClients += change
+            case .mjpeg: $0.data.mjpegClients += change
+            }
+        }
     }
 
     public func frameCaptured() {
-        lock.withLock { data.captured += 1; captureRate.tick() }
+        state.withLock { $0.data.captured += 1; $0.captureRate.tick() }
     }
 
     public func frameProcessed() {
-        lock.withLock { data.processed += 1; processedRate.tick() }
+        state.withLock { $0.data.processed += 1; $0.processedRate.tick() }
     }
 
     public func frameDropped(_ reason: DropReason, count: UInt64 = 1) {
-        lock.withLock { data.drops[reason, default: 0] += count }
+        state.withLock { $0.data.drops[reason, default: 0] += count }
     }
 
     public func stage(_ stage: StageName, seconds: Double) {
-        lock.withLock { data.stages[stage]?.record(seconds: seconds) }
+        state.withLock { $0.data.stages[stage]?.record(seconds: seconds) }
     }
 
     /// A frame went out to a client. The first client to send a seq counts
     /// it as sent for the fps figure; every send adds its bytes and latency.
     public func frameSent(seq: UInt64, bytes: Int, latencySeconds: Double) {
-        lock.withLock {
-            data.bytesSent += UInt64(bytes)
-            data.captureToSend.record(seconds: latencySeconds)
-            if seq > lastSentSeq {
-                lastSentSeq = seq
-                data.sent += 1
-                sentRate.tick()
+        state.withLock { state in
+            state.data.bytesSent += UInt64(bytes)
+            state.data.captureToSend.record(seconds: latencySeconds)
+            if seq > state.lastSentSeq {
+                state.lastSentSeq = seq
+                state.data.sent += 1
+                state.sentRate.tick()
             }
         }
     }
 
     public func clientSkipped(_ frames: UInt64) {
         guard frames > 0 else { return }
-        lock.withLock { data.clientSkips += frames }
+        state.withLock { $0.data.clientSkips += frames }
     }
 
     public func snapshot() -> Snapshot {
-        lock.withLock {
-            var copy = data
+        state.withLock { state in
+            var copy = state.data
             let now = MonotonicClock.nanos()
-            copy.captureFPS = captureRate.rate(now: now)
-            copy.processedFPS = processedRate.rate(now: now)
-            copy.sentFPS = sentRate.rate(now: now)
+            copy.captureFPS = state.captureRate.rate(now: now)
+            copy.processedFPS = state.processedRate.rate(now: now)
+            copy.sentFPS = state.sentRate.rate(now: now)
             return copy
         }
     }

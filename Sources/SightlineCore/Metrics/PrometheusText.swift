@@ -5,7 +5,8 @@ public enum PrometheusText {
     public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
     public static func render(stats: PipelineStats.Snapshot, status: SourceStatus,
-                              clients: (webSocket: Int, mjpeg: Int), templates: Int, uptime: Double) -> String {
+                              templates: Int, uptime: Double,
+                              sinks: [String: SinkCounts] = [:]) -> String {
         var out = ""
         func metric(_ name: String, _ type: String, _ help: String, _ samples: [(String, Double)]) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
@@ -23,7 +24,13 @@ public enum PrometheusText {
                [("{kind=\"capture\"}", stats.captureFPS), ("{kind=\"processed\"}", stats.processedFPS),
                 ("{kind=\"sent\"}", stats.sentFPS)])
         metric("sightline_clients", "gauge", "Connected streaming clients.",
-               [("{kind=\"ws\"}", Double(clients.webSocket)), ("{kind=\"mjpeg\"}", Double(clients.mjpeg))])
+               [("{kind=\"ws\"}", Double(stats.webSocketClients)), ("{kind=\"mjpeg\"}", Double(stats.mjpegClients))])
+        let sinkNames = sinks.keys.sorted()
+        metric("sightline_sink_frames_delivered_total", "counter", "Frames the pipeline handed to each sink.",
+               sinkNames.map { ("{sink=\"\($0)\"}", Double(sinks[$0]!.delivered)) })
+        metric("sightline_sink_frames_skipped_total", "counter",
+               "Frames a sink did not take because a newer one replaced them (stream: frames slow clients skipped).",
+               sinkNames.map { ("{sink=\"\($0)\"}", Double(sinks[$0]!.skipped)) })
         metric("sightline_source_up", "gauge", "1 while the source delivers frames.", [("", status.state == .live ? 1 : 0)])
         metric("sightline_templates", "gauge", "Templates being looked for.", [("", Double(templates))])
         metric("sightline_uptime_seconds", "gauge", "Seconds since start.", [("", uptime)])

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A processed frame ready to send: its JSON message and its JPEG.
 /// Immutable, shared by every client that sends it.
@@ -26,18 +27,17 @@ public struct EncodedFrame: Sendable {
     }
 }
 
-/// The newest encoded frame, written by the pipeline and read by the
-/// server's service thread; guarded by `lock`. Only the newest is kept.
-public final class LatestFrameSlot: @unchecked Sendable {
-    private let lock = NSLock()
-    private var frame: EncodedFrame?
+/// The newest encoded frame, written by the stream sink (pipeline thread)
+/// and read by the server's service thread. Only the newest is kept.
+public final class LatestFrameSlot: Sendable {
+    private let frame = Mutex<EncodedFrame?>(nil)
 
     public init() {}
 
-    public var latest: EncodedFrame? { lock.withLock { frame } }
+    public var latest: EncodedFrame? { frame.withLock { $0 } }
 
     public func publish(_ newFrame: EncodedFrame) {
-        lock.withLock {
+        frame.withLock { frame in
             var numbered = newFrame
             numbered.index = (frame?.index ?? 0) + 1
             frame = numbered

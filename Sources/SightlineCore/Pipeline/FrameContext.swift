@@ -6,13 +6,30 @@ public struct FrameContext: Sendable {
     /// The frame in gray, made once by the convert stage.
     public var gray: ImageBuffer?
     public var detections: [Detection] = []
+    /// Seconds each named stage took on this frame.
+    public var stageSeconds: [StageName: Double] = [:]
 
     public init(frame: Frame) { self.frame = frame }
 }
 
-/// One step of the pipeline. Stages run on the pipeline thread, in order.
+/// One step of the pipeline. A stage belongs to the thread that runs its
+/// pipeline (ConcurrentStages lends it to one worker at a time while a frame
+/// is in flight), so it is never used by two threads at once.
 public protocol PipelineStage: AnyObject {
     /// The name its time is kept under (nil: a stage that times its own parts).
     var stage: StageName? { get }
     func process(_ context: inout FrameContext) throws
+    /// The names of the stages it runs, in order.
+    var names: [String] { get }
+}
+
+extension PipelineStage {
+    public var names: [String] { stage.map { [$0.rawValue] } ?? [] }
+
+    /// Runs the stage and keeps its time in the context under its name.
+    func run(_ context: inout FrameContext) throws {
+        let start = MonotonicClock.nanos()
+        try process(&context)
+        if let stage { context.stageSeconds[stage] = Double(MonotonicClock.nanos() - start) / 1e9 }
+    }
 }

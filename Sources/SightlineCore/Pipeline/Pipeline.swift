@@ -1,9 +1,11 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// The serial pipeline: takes the newest frame from the mailbox, runs the
-/// stages, encodes the JPEG and the JSON, and publishes the result to the
-/// latest-frame slot.
+/// stages, encodes the JPEG once, and hands the `ProcessedFrame` to every
+/// sink (each sink takes it into its own one-slot mailbox and returns at
+/// once, so no sink can slow the pipeline).
 ///
 /// Frame budget: 1/fps of the source. A frame that arrived while the
 /// pipeline was busy and waited so long that it would reach clients later
@@ -13,8 +15,10 @@ import Logging
 /// the pipeline never starves. Frames replaced in the mailbox are counted
 /// as `superseded` by the capture loop.
 ///
-/// Threads: everything but `start`/`stop` runs on the pipeline thread,
-/// which owns the stages, the encoder and `averageProcessing`.
+/// Threads: `handle` and `process` run on the pipeline thread (or, in
+/// tests and `bench`, on the one thread that drives a pipeline that was not
+/// started), which owns the stages, the encoder and `averageProcessing`:
+/// `@unchecked Sendable` by that ownership. `control` is a `Mutex`.
 public final class Pipeline: @unchecked Sendable {
     public struct Options: Sendable {
         public var maxAgeBudgets = 2.0
@@ -27,36 +31,36 @@ public final class Pipeline: @unchecked Sendable {
     private let stats: PipelineStats
     private let stages: [PipelineStage]
     private let encoder: JPEGEncoder
-    private let output: LatestFrameSlot
+    private let sinks: [FrameSink]
     private let budgetSeconds: @Sendable () -> Double
-    private let onPublish: @Sendable () -> Void
     private let options: Options
     private let logger: Logger
 
     private var averageProcessing = 0.0       // pipeline thread
-    private let lock = NSLock()
-    private var stopRequested = false         // guarded by lock
+    private let control = Mutex((started: false, stopRequested: false))
     private let finished = DispatchSemaphore(value: 0)
-    private var started = false               // guarded by lock
 
     public init(mailbox: FrameMailbox, stats: PipelineStats, stages: [PipelineStage], encoder: JPEGEncoder,
-                output: LatestFrameSlot, options: Options = Options(), logger: Logger,
-                budgetSeconds: @escaping @Sendable () -> Double, onPublish: @escaping @Sendable () -> Void) {
+                sinks: [FrameSink], options: Options = Options(), logger: Logger,
+                budgetSeconds: @escaping @Sendable () -> Double) {
         self.mailbox = mailbox
         self.stats = stats
         self.stages = stages
         self.encoder = encoder
-        self.output = output
+        self.sinks = sinks
         self.options = options
         self.logger = logger
         self.budgetSeconds = budgetSeconds
-        self.onPublish = onPublish
+        stageNames = stages.flatMap(\.names) + [StageName.encode.rawValue]
     }
 
+    /// The stages' names in the order they run, ending with the encode.
+    public let stageNames: [String]
+
     public func start() {
-        lock.withLock { started = true }
+        control.withLock { $0.started = true }
         let thread = Thread { [self] in
-            while !lock.withLock({ stopRequested }) {
+            while !control.withLock({ $0.stopRequested }) {
                 let idleSince = MonotonicClock.nanos()
                 guard let frame = mailbox.take(timeout: 0.25) else { continue }
                 handle(frame, waitedBehindBusyPipeline: frame.capturedNanos < idleSince)
@@ -68,14 +72,14 @@ public final class Pipeline: @unchecked Sendable {
     }
 
     public func stop() {
-        let wasStarted = lock.withLock { () -> Bool in
-            stopRequested = true
-            return started
+        let wasStarted = control.withLock { control -> Bool in
+            control.stopRequested = true
+            return control.started
         }
         if wasStarted { finished.wait() }
     }
 
-    /// Runs one frame through the stages and publishes it, unless it waited
+    /// Runs one frame through the stages and hands it to the sinks, unless it waited
     /// behind a busy pipeline for too long (pipeline thread; also called
     /// directly by tests).
     public func handle(_ frame: Frame, waitedBehindBusyPipeline: Bool = false) {
@@ -88,10 +92,9 @@ public final class Pipeline: @unchecked Sendable {
         }
         let start = MonotonicClock.nanos()
         do {
-            let encoded = try process(frame)
-            output.publish(encoded)
+            let processed = try process(frame)
             stats.frameProcessed()
-            onPublish()
+            for sink in sinks { sink.deliver(processed) }
         } catch {
             stats.frameDropped(.error)
             logger.error("frame failed", metadata: ["seq": "\(frame.seq)", "error": "\(error)"])
@@ -100,24 +103,23 @@ public final class Pipeline: @unchecked Sendable {
         averageProcessing = averageProcessing == 0 ? spent : averageProcessing * 0.9 + spent * 0.1
     }
 
-    public func process(_ frame: Frame) throws -> EncodedFrame {
+    /// The stages and the JPEG encode on one frame; each stage's time goes
+    /// to the stats and into the result.
+    public func process(_ frame: Frame) throws -> ProcessedFrame {
         var context = FrameContext(frame: frame)
         for stage in stages {
-            let start = MonotonicClock.nanos()
-            try stage.process(&context)
-            if let name = stage.stage { stats.stage(name, seconds: Double(MonotonicClock.nanos() - start) / 1e9) }
+            try stage.run(&context)
         }
         if options.debugDelaySeconds > 0 {
             MonotonicClock.sleep(until: MonotonicClock.nanos() + UInt64(options.debugDelaySeconds * 1e9))
         }
         let encodeStart = MonotonicClock.nanos()
         let jpeg = try encoder.encode(frame.image)
-        stats.stage(.encode, seconds: Double(MonotonicClock.nanos() - encodeStart) / 1e9)
-        let image = frame.image
-        let message = FrameMessage(seq: frame.seq, capturedAt: frame.capturedAt, width: image.width, height: image.height,
-                                   jpegBytes: jpeg.count, detections: context.detections,
-                                   groundTruth: FrameMessage.truths(frame.groundTruth, width: image.width, height: image.height))
-        return EncodedFrame(seq: frame.seq, capturedAt: frame.capturedAt, capturedNanos: frame.capturedNanos,
-                            width: image.width, height: image.height, json: try message.jsonData(), jpeg: jpeg)
+        context.stageSeconds[.encode] = Double(MonotonicClock.nanos() - encodeStart) / 1e9
+        for (name, seconds) in context.stageSeconds { stats.stage(name, seconds: seconds) }
+        return ProcessedFrame(seq: frame.seq, capturedAt: frame.capturedAt, capturedNanos: frame.capturedNanos,
+                              width: frame.image.width, height: frame.image.height, jpeg: jpeg,
+                              detections: context.detections, groundTruth: frame.groundTruth,
+                              stageSeconds: context.stageSeconds)
     }
 }

@@ -46,9 +46,11 @@ public struct ServerState: Codable, Sendable {
     public var bytesSent: UInt64
     public var templates: [TemplateInfo]
     public var faces: FacesInfo?
+    /// Each sink's frames delivered, consumed and skipped, by sink name.
+    public var sinks: [String: SinkCounts]
 
     public init(version: String, uptimeSeconds: Double, status: SourceStatus, stats: PipelineStats.Snapshot,
-                clients: (webSocket: Int, mjpeg: Int), templates: [Template], faces: FacesInfo? = nil) {
+                templates: [Template], faces: FacesInfo? = nil, sinks: [String: SinkCounts] = [:]) {
         self.version = version
         self.uptimeSeconds = uptimeSeconds.rounded(toPlaces: 3)
         source = Source(spec: status.spec, name: status.name, state: status.state.rawValue, detail: status.detail,
@@ -64,12 +66,13 @@ public struct ServerState: Codable, Sendable {
             ($0.rawValue, Self.percentiles(stats.stages[$0] ?? LatencyHistogram()))
         })
         latency = ["captureToSend": Self.percentiles(stats.captureToSend)]
-        self.clients = Clients(ws: clients.webSocket, mjpeg: clients.mjpeg)
+        clients = Clients(ws: stats.webSocketClients, mjpeg: stats.mjpegClients)
         bytesSent = stats.bytesSent
         self.templates = templates.map {
             TemplateInfo(name: $0.name, threshold: $0.threshold, width: $0.image.width, height: $0.image.height)
         }
         self.faces = faces
+        self.sinks = sinks
     }
 
     /// Milliseconds, rounded to microseconds.

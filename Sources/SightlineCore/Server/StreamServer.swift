@@ -38,8 +38,6 @@ public final class StreamServer: @unchecked Sendable {
     private var connections: [OpaquePointer: Connection] = [:] // service thread
     private let lock = NSLock()
     private var stopping = false                              // lock
-    private var webSocketClients = 0                          // lock
-    private var mjpegClients = 0                              // lock
     private let finished = DispatchSemaphore(value: 0)
     public private(set) var boundPort = 0
 
@@ -52,7 +50,10 @@ public final class StreamServer: @unchecked Sendable {
         self.handler = handler
     }
 
-    public var clientCounts: (webSocket: Int, mjpeg: Int) { lock.withLock { (webSocketClients, mjpegClients) } }
+    public var clientCounts: (webSocket: Int, mjpeg: Int) {
+        let snapshot = stats.snapshot()
+        return (snapshot.webSocketClients, snapshot.mjpegClients)
+    }
 
     /// Binds and starts the service thread. Throws when the port cannot be bound.
     public func start() throws {
@@ -109,7 +110,7 @@ public final class StreamServer: @unchecked Sendable {
             let connection = Connection(role: .webSocket)
             connection.accountedThrough = frames.latest.map { $0.index - 1 } ?? 0
             connections[wsi] = connection
-            lock.withLock { webSocketClients += 1 }
+            stats.clients(.webSocket, change: 1)
             if frames.latest != nil { lws_callback_on_writable(wsi) }
             return 0
         case LWS_CALLBACK_RECEIVE:
@@ -117,7 +118,7 @@ public final class StreamServer: @unchecked Sendable {
         case LWS_CALLBACK_SERVER_WRITEABLE:
             return sendWebSocket(wsi)
         case LWS_CALLBACK_CLOSED:
-            if connections.removeValue(forKey: wsi) != nil { lock.withLock { webSocketClients -= 1 } }
+            if connections.removeValue(forKey: wsi) != nil { stats.clients(.webSocket, change: -1) }
             return 0
         case LWS_CALLBACK_HTTP:
             let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
@@ -134,7 +135,7 @@ public final class StreamServer: @unchecked Sendable {
             return connection.role == .mjpeg ? sendMJPEGPart(wsi, connection) : writeBody(wsi, connection)
         case LWS_CALLBACK_CLOSED_HTTP:
             if let connection = connections.removeValue(forKey: wsi), connection.role == .mjpeg {
-                lock.withLock { mjpegClients -= 1 }
+                stats.clients(.mjpeg, change: -1)
             }
             return 0
         default:
@@ -278,7 +279,7 @@ public final class StreamServer: @unchecked Sendable {
             guard writeHead(wsi, response.status, response.contentType, -1, response.headers) else { return -1 }
             connection.role = .mjpeg
             connection.accountedThrough = frames.latest.map { $0.index - 1 } ?? 0
-            lock.withLock { mjpegClients += 1 }
+            stats.clients(.mjpeg, change: 1)
             lws_callback_on_writable(wsi)
             return 0
         case .data(let body):

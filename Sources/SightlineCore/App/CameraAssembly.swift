@@ -1,0 +1,127 @@
+import Foundation
+import Logging
+
+/// The one place that builds a camera's graph from `ServeSettings`: its
+/// source and capture loop, its templates, its face detector and
+/// recognition, its stages in the order `serve` runs them, its pipeline and
+/// the sinks it feeds. `serve` and `bench` build through `build(sinks:)`,
+/// and `detect` runs the same stages on still photos through
+/// `stillStages`, so all three measure and report what the server does.
+///
+/// Nothing here is global: building twice gives two independent cameras
+/// (sharing only the data directory), which is where several cameras in
+/// one process would start.
+public struct CameraAssembly {
+    public let settings: ServeSettings
+    public let logger: Logger
+
+    public init(settings: ServeSettings, logger: Logger) throws {
+        try settings.validate()
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// Sources made from these settings (the running one, and switches).
+    public var sourceFactory: SourceFactory {
+        var factory = SourceFactory()
+        factory.cameraWidth = settings.cameraWidth
+        factory.cameraHeight = settings.cameraHeight
+        factory.cameraFPS = settings.cameraFPS
+        factory.demoTemplatePath = ResourceLocator.locate(settings.demoTemplate)
+        return factory
+    }
+
+    /// The whole graph, counting into `stats`, its pipeline feeding `sinks` in this order.
+    public func build(stats: PipelineStats = PipelineStats(), sinks: [FrameSink]) throws -> CameraGraph {
+        try FileManager.default.createDirectory(atPath: settings.dataDir, withIntermediateDirectories: true)
+        let factory = sourceFactory
+        let (source, resolved) = try factory.make(SourceSpec.parse(settings.source))
+        let store = TemplateStore(dataDirectory: settings.dataDir)
+        let (library, uploaded) = try loadTemplates(store: store, demo: resolved, factory: factory)
+
+        let mailbox = FrameMailbox()
+        let capture = CaptureLoop(source: source, spec: settings.source, mailbox: mailbox, stats: stats, logger: logger)
+        let faces = try makeFaces(stats: stats)
+        let detection: [PipelineStage] = (faces.map { [$0.stage] } ?? [])
+            + [TemplateStage(matcher: TemplateMatcher(options: settings.matcherOptions), library: library)]
+
+        var options = Pipeline.Options()
+        options.debugDelaySeconds = settings.debugStageDelayMs / 1000
+        let pipeline = Pipeline(mailbox: mailbox, stats: stats,
+                                stages: [ConvertStage(), ConcurrentStages(detection)],
+                                encoder: try JPEGEncoder(quality: settings.jpegQuality), sinks: sinks,
+                                options: options, logger: logger,
+                                budgetSeconds: { 1.0 / (capture.status.format?.fps ?? 30) })
+        return CameraGraph(settings: settings, stats: stats, capture: capture, pipeline: pipeline, sinks: sinks,
+                           templates: library, templateStore: store, uploadedTemplateNames: uploaded,
+                           faceService: faces?.service, facesInfo: faces?.info, sourceFactory: factory)
+    }
+
+    /// The stages `detect` runs on a still photo: the gray conversion, every
+    /// face (no tracker: photos are unrelated) and the templates (no
+    /// tracking from one photo to the next), in `serve`'s order.
+    public static func stillStages(templates: [Template], matcher: TemplateMatcher.Options = TemplateMatcher.Options(),
+                                   faceDetector: FaceDetector?, faceLimit: Int) -> [PipelineStage] {
+        var stills = matcher
+        stills.tracking = false
+        var stages: [PipelineStage] = [ConvertStage()]
+        if let faceDetector { stages.append(StillFaceStage(detector: faceDetector, limit: faceLimit)) }
+        if !templates.isEmpty {
+            stages.append(TemplateStage(matcher: TemplateMatcher(options: stills), library: TemplateLibrary(templates)))
+        }
+        return stages
+    }
+
+    // MARK: - Parts
+
+    /// Uploaded templates from the data directory, then `--template` ones
+    /// (which win by name), then the demo's own when there is none.
+    func loadTemplates(store: TemplateStore, demo resolved: SourceSpec,
+                       factory: SourceFactory) throws -> (TemplateLibrary, Set<String>) {
+        let stored = try store.load()
+        for problem in stored.problems { logger.warning("stored template skipped: \(problem)") }
+        let library = TemplateLibrary(stored.templates)
+        for argument in settings.templates {
+            do {
+                library.put(try Template.load(argument: argument).with(threshold: settings.templateThreshold))
+            } catch {
+                throw ConfigError.invalid("template \(argument): \(error)")
+            }
+        }
+        if library.all.isEmpty, case .demo = resolved {
+            library.put(try Template(name: SourceFactory.demoLabel, image: factory.demoTemplate(),
+                                     threshold: settings.templateThreshold))
+        }
+        for template in library.all {
+            logger.info("template loaded", metadata: ["name": "\(template.name)",
+                                                      "size": "\(template.image.width)x\(template.image.height)"])
+        }
+        return (library, Set(stored.templates.map(\.name)))
+    }
+
+    struct Faces {
+        let stage: FaceStage
+        let service: FaceService
+        let info: ServerState.FacesInfo
+    }
+
+    /// The face detector (YuNet, else Haar), recognition and their stage; nil when faces are off.
+    func makeFaces(stats: PipelineStats) throws -> Faces? {
+        guard settings.facesEnabled else { return nil }
+        var yunet = YuNetDetector.Options()
+        yunet.regionOfInterest = settings.faceRegion
+        yunet.refineLandmarks = settings.faceRefineLandmarks
+        var haar = HaarFaceDetector.Options()
+        haar.regionOfInterest = settings.faceRegion
+        let detector = try FaceDetectorFactory.make(modelPath: settings.faceModel, yunet: yunet, haar: haar, logger: logger)
+        let service = FaceService(recognizer: try FaceRecognizer(store: PeopleStore(dataDirectory: settings.dataDir)))
+        let every = max(1, settings.faceDetectEvery)
+        let info = ServerState.FacesInfo(detector: detector.name,
+                                         refineLandmarks: detector is YuNetDetector && settings.faceRefineLandmarks,
+                                         maxFaces: settings.maxFaces, detectEvery: every)
+        logger.info("faces on", metadata: ["detector": "\(detector.name)", "detectEvery": "\(every)"])
+        let stage = FaceStage(detector: detector, tracker: FaceTracker(), service: service,
+                              detectEvery: every, limit: settings.maxFaces, stats: stats)
+        return Faces(stage: stage, service: service, info: info)
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+
+/// What the pipeline makes of one frame, handed to every sink: the frame's
+/// identity and size, its JPEG (encoded once, shared by every sink), the
+/// detections in wire form, the source's ground truth when it has one, and
+/// how long each stage took on it. Immutable, so sinks on other threads
+/// share it freely.
+public struct ProcessedFrame: Sendable {
+    public let seq: UInt64
+    /// Wall-clock capture time, Unix seconds.
+    public let capturedAt: Double
+    /// Monotonic capture time in nanoseconds (for ages and latencies).
+    public let capturedNanos: UInt64
+    public let width: Int
+    public let height: Int
+    public let jpeg: Data
+    public let detections: [Detection]
+    /// In pixels, as the source reported it (the demo scene knows it).
+    public let groundTruth: [GroundTruthBox]
+    /// Seconds each named stage took on this frame.
+    public let stageSeconds: [StageName: Double]
+
+    public init(seq: UInt64, capturedAt: Double, capturedNanos: UInt64, width: Int, height: Int, jpeg: Data,
+                detections: [Detection], groundTruth: [GroundTruthBox] = [], stageSeconds: [StageName: Double] = [:]) {
+        self.seq = seq
+        self.capturedAt = capturedAt
+        self.capturedNanos = capturedNanos
+        self.width = width
+        self.height = height
+        self.jpeg = jpeg
+        self.detections = detections
+        self.groundTruth = groundTruth
+        self.stageSeconds = stageSeconds
+    }
+
+    /// The `/ws` text message for this frame (see DESIGN.md).
+    public var message: FrameMessage {
+        FrameMessage(seq: seq, capturedAt: capturedAt, width: width, height: height, jpegBytes: jpeg.count,
+                     detections: detections,
+                     groundTruth: FrameMessage.truths(groundTruth, width: width, height: height))
+    }
+}
