@@ -8,9 +8,11 @@ import Foundation
 /// to arrive): detections per second are 1 / detection time. Frames that are
 /// replaced are not detected on; the tracker carries the boxes.
 ///
-/// Threads: `offer` and `takeResult` are called by the pipeline; the
-/// detector belongs to the worker thread. `pending`, `result`, `failure` and
-/// `stopped` are guarded by `condition`.
+/// Threads: `offer` and `takeResult` are called by the pipeline thread; the
+/// detector belongs to the worker thread (`sightline.faces`), which alone
+/// calls it. `@unchecked Sendable` by that: `pending`, `result`, `failure`
+/// and `stopped` are read and written only while `condition` (an
+/// NSCondition, a lock with waits) is held, and `detector` only on the worker.
 public final class FaceDetectionWorker: @unchecked Sendable {
     public struct Result: Sendable {
         public let observations: [FaceObservation]

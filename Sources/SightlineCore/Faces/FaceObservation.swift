@@ -49,8 +49,9 @@ public struct FaceObservation: Sendable, Equatable {
     }
 }
 
-/// Finds faces in a frame. Implementations (YuNet, Haar) belong to the
-/// pipeline thread that calls them and may keep buffers between frames.
+/// Finds faces in a frame. Implementations (YuNet, Haar) belong to the one
+/// thread that calls them (live: the face worker's `sightline.faces`
+/// thread; `detect`: the main thread) and may keep buffers between frames.
 public protocol FaceDetector: AnyObject {
     /// A short name for logs and /api/state ("yunet-320", "haar").
     var name: String { get }

@@ -2,7 +2,7 @@ import CSightlineOpenCV
 import Foundation
 
 /// One cv::CascadeClassifier behind the shim.
-/// Belongs to the pipeline thread of the detector that owns it.
+/// Belongs to the thread of the detector that owns it (see FaceDetector).
 final class HaarCascade {
     /// Most rectangles one detectMultiScale call reports.
     static let maxHits = 256

@@ -10,7 +10,7 @@ import Foundation
 /// Haar gives no confidence, so every face has score 1; there is no nose, so
 /// yaw is left unknown (nil).
 ///
-/// Belongs to the pipeline thread that calls it (cascades are not shared).
+/// Belongs to the one thread that calls it (see FaceDetector; cascades are not shared).
 public final class HaarFaceDetector: FaceDetector {
     public struct Options: Sendable {
         public var cascadeDirectory = "/usr/share/opencv4/haarcascades"

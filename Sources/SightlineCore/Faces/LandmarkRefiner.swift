@@ -9,7 +9,7 @@ import Foundation
 /// each, each pass two 320x320 forward passes: costly, so live pipelines
 /// may turn it off or cap the faces).
 ///
-/// Belongs to the pipeline thread of its detector (shares its network).
+/// Belongs to the thread of its detector (shares its network; see FaceDetector).
 final class LandmarkRefiner {
     /// Side of the square crop fed to the network (a multiple of 32).
     static let defaultCropSize = 320

@@ -9,7 +9,7 @@ import Foundation
 /// frame pixels. An optional second pass (`LandmarkRefiner`) re-reads the
 /// landmarks on an upright, upscaled crop of each face for accurate roll.
 ///
-/// Belongs to the pipeline thread that calls it: it keeps the network and its
+/// Belongs to the one thread that calls it (see FaceDetector): it keeps the network and its
 /// input and output buffers between frames and is not thread-safe.
 public final class YuNetDetector: FaceDetector {
     public struct Options: Sendable {

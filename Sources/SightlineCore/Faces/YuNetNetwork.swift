@@ -4,7 +4,7 @@ import Foundation
 /// The YuNet ONNX network behind the shim: one forward pass on a square BGR
 /// input, decoded into faces in that input's pixels.
 ///
-/// Belongs to the pipeline thread that owns its detector (cv::dnn::Net is
+/// Belongs to the thread that owns its detector (see FaceDetector) (cv::dnn::Net is
 /// not shared between threads); it keeps output buffers between calls.
 final class YuNetNetwork {
     /// The model's declared input size, or this when the file does not say.

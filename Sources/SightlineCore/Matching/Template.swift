@@ -1,8 +1,9 @@
 import Foundation
 
 /// A named image to look for, with its own acceptance threshold.
-/// Immutable once made, so it is shared freely between threads.
-public final class Template: @unchecked Sendable {
+/// Immutable once made (every field a `let` of a Sendable type), so it is
+/// shared freely between threads.
+public final class Template: Sendable {
     public let name: String
     public let threshold: Double
     /// The image as loaded (BGR) and its gray version, which matching uses.

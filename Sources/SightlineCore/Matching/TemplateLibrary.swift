@@ -1,19 +1,19 @@
 import Foundation
+import Synchronization
 
-/// The set of templates in use. Written by the server (uploads) or at start,
-/// read by the pipeline once per frame; guarded by `lock`, so a change takes
-/// effect on the next processed frame.
-public final class TemplateLibrary: @unchecked Sendable {
-    private let lock = NSLock()
-    private var templates: [Template] = []
+/// The set of templates in use. Written by the HTTP side (uploads) or at
+/// start, read by the pipeline once per frame; in a `Mutex`, so a change
+/// takes effect on the next processed frame.
+public final class TemplateLibrary: Sendable {
+    private let templates: Mutex<[Template]>
 
-    public init(_ templates: [Template] = []) { self.templates = templates }
+    public init(_ templates: [Template] = []) { self.templates = Mutex(templates) }
 
-    public var all: [Template] { lock.withLock { templates } }
+    public var all: [Template] { templates.withLock { $0 } }
 
     /// Adds or replaces the template of the same name.
     public func put(_ template: Template) {
-        lock.withLock {
+        templates.withLock { templates in
             templates.removeAll { $0.name == template.name }
             templates.append(template)
         }
@@ -21,7 +21,7 @@ public final class TemplateLibrary: @unchecked Sendable {
 
     @discardableResult
     public func remove(named name: String) -> Bool {
-        lock.withLock {
+        templates.withLock { templates in
             let before = templates.count
             templates.removeAll { $0.name == name }
             return templates.count != before

@@ -19,7 +19,8 @@ import Foundation
 ///   axis-aligned part of the rotated template so no corner is filled in;
 /// - several instances per template with non-maximum suppression.
 ///
-/// Threads: a matcher belongs to one thread (the pipeline's); it keeps
+/// Threads: a matcher belongs to one thread at a time (its TemplateStage's, lent by
+/// ConcurrentStages to one Dispatch worker per frame); it keeps
 /// prepared templates, tracks and a score buffer between frames.
 public final class TemplateMatcher {
     public struct Options: Sendable, Equatable {

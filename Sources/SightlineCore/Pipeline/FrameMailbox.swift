@@ -5,7 +5,9 @@ import Foundation
 /// `put` (capture thread) replaces whatever frame is waiting and hands the
 /// replaced one back so the caller counts it as dropped: nothing ever
 /// queues behind a busy pipeline. `take` (pipeline thread) blocks for the
-/// next frame. All state is guarded by `condition`.
+/// next frame. `@unchecked Sendable`: `slot` and `closed` are read and
+/// written only while `condition` (an NSCondition: a lock with waits, which
+/// `Mutex` has not) is held.
 public final class FrameMailbox: @unchecked Sendable {
     private let condition = NSCondition()
     private var slot: Frame?
