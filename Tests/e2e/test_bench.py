@@ -1,0 +1,54 @@
+"""`sightline bench` measures the graph `serve` runs: same stages, same face
+detector, same templates, from the same flags (the figures themselves go in
+the issue notes; no timing thresholds here)."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, http_get, server_binary
+
+MODELS = Path(os.environ.get("SIGHTLINE_MODELS", REPO.parent / "shared" / "models"))
+YUNET = MODELS / "face_detection_yunet_2023mar_320.onnx"
+
+
+def run_bench(*args, timeout=120):
+    done = subprocess.run([str(server_binary()), "bench", *map(str, args)], cwd=REPO, capture_output=True,
+                          timeout=timeout, text=True)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("faces", ["yunet", "haar", "off"])
+def test_bench_reports_the_graph_serve_runs(sightline, testdata, tmp_path, faces):
+    if faces == "yunet" and not YUNET.exists():
+        pytest.skip(f"YuNet model not found at {YUNET}; set SIGHTLINE_MODELS")
+    source = f"file:{testdata}/faces/grace_hopper.jpg?fps=15"
+    flags = {"yunet": ["--face-model", YUNET], "haar": [], "off": ["--no-faces"]}[faces]
+    template = testdata / "templates" / "box.png"
+    common = [*flags, "--template", f"{template}=box"]
+
+    report = run_bench(*common, "--source", source, "--data-dir", tmp_path / "bench-data",
+                       "--frames", 10, "--live-seconds", 2)
+    server = sightline(*common, "--data-dir", tmp_path / "serve-data", source=source)
+    server.wait_live()
+    state = json.loads(http_get(server.port, "/api/state")[2])
+
+    graph = report["graph"]
+    assert graph["source"] == source
+    assert graph.get("faces") == state.get("faces"), (graph, state.get("faces"))
+    assert graph["templates"] == [t["name"] for t in state["templates"]] == ["box"]
+    expected = ["convert"] + (["faces"] if faces != "off" else []) + ["template", "encode"]
+    assert graph["stages"] == expected
+    # Every stage the graph names was timed, frame by frame and live.
+    assert set(expected) <= set(report["stagesMs"]), report["stagesMs"].keys()
+    live = report["live"]
+    assert all(live["stages"][name]["count"] > 0 for name in expected), live["stages"]
+    assert live["processedFPS"] > 0 and report["width"] == state["source"]["width"]
+    if faces == "off":
+        assert "faceDetectionsPerSecond" not in live and "faces" not in state
+    else:
+        assert live["faceDetectionsPerSecond"] > 0
