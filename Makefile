@@ -6,7 +6,7 @@ SWIFT_FLAGS := -c release -Xswiftc -enable-testing
 BIN := $(CURDIR)/.build/release/sightline
 PORT ?= 8080
 
-.PHONY: setup build demo test test-swift test-web test-e2e test-browser bench loadtest models clean
+.PHONY: setup build demo test test-swift test-web test-e2e test-browser bench loadtest models install clean
 
 setup:
 	bash scripts/setup.sh
@@ -57,6 +57,25 @@ models/face_detection_yunet_2023mar.onnx:
 
 models/face_detection_yunet_2023mar_320.onnx:
 	bash scripts/fetch-model.sh $(YUNET_320_URL) $(YUNET_320_SHA) $@
+
+## Installs the binary, the page and demo files, the config (kept if present) and the
+## systemd unit: make install [PREFIX=/usr/local] [SYSCONFDIR=/etc] [UNITDIR=/etc/systemd/system] [DESTDIR=]
+PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+UNITDIR ?= /etc/systemd/system
+SHARE := $(DESTDIR)$(PREFIX)/share/sightline
+
+install:
+	test -x $(BIN) || $(MAKE) --no-print-directory build
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/sightline
+	mkdir -p $(SHARE)/web $(SHARE)/config
+	cp -R web/. $(SHARE)/web/
+	install -m 0644 config/demo-template.png README.md $(SHARE)/config/
+	if [ -d models ]; then mkdir -p $(SHARE)/models && cp -R models/. $(SHARE)/models/; fi
+	test -e $(DESTDIR)$(SYSCONFDIR)/sightline/sightline.yaml \
+	  || install -D -m 0644 config/sightline.yaml $(DESTDIR)$(SYSCONFDIR)/sightline/sightline.yaml
+	mkdir -p $(DESTDIR)$(UNITDIR)
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' config/sightline.service > $(DESTDIR)$(UNITDIR)/sightline.service
 
 clean:
 	rm -rf .build artifacts

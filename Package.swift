@@ -30,6 +30,8 @@ let package = Package(
         ),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg",
                        providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd",
+                       providers: [.apt(["libsystemd-dev"])]),
         .target(
             name: "CSightlineV4L2",
             linkerSettings: [.linkedLibrary("v4l2")]
@@ -37,7 +39,7 @@ let package = Package(
         .target(
             name: "SightlineCore",
             dependencies: [
-                "CSightlineOpenCV", "CSightlineLWS", "CTurboJPEG", "CSightlineV4L2",
+                "CSightlineOpenCV", "CSightlineLWS", "CTurboJPEG", "CSightlineV4L2", "CSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ],

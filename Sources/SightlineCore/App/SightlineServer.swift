@@ -29,7 +29,7 @@ public final class SightlineServer: Sendable {
         }
         let stats = PipelineStats()
         let stream = StreamSink(stats: stats)
-        let camera = try assembly.build(stats: stats, sinks: [stream])
+        let camera = try assembly.build(stats: stats, sinks: [stream, WatchdogSink()])
         self.camera = camera
         self.stream = stream
         server = Self.makeServer(settings: settings, camera: camera, stream: stream, token: token,
@@ -46,9 +46,11 @@ public final class SightlineServer: Sendable {
         try camera.start()
         logger.info("serving", metadata: ["url": "http://\(settings.host):\(server.boundPort)/",
                                           "source": "\(settings.source)"])
+        ServiceManager.ready(status: "serving \(settings.source) on \(settings.host):\(server.boundPort)")
     }
 
     public func stop() {
+        ServiceManager.stopping()
         camera.stop()
         stream.connect(wake: nil)
         server.stop()

@@ -1,0 +1,66 @@
+import Foundation
+import Synchronization
+
+/// Feeds the service manager's watchdog only while frames flow: a server
+/// whose source is lost, or whose pipeline is wedged, stops feeding it and
+/// is restarted by systemd after `WatchdogSec` (as Frigate restarts a camera
+/// after 20 s without frames). A source in no signal that recovers within
+/// that time costs nothing.
+///
+/// Threads: `deliver` (pipeline thread) stores the frame's time in an
+/// `Atomic`; a thread of its own (`sightline.watchdog`) pings every half
+/// interval if a frame came within the last interval. Without a watchdog
+/// asked for (`WATCHDOG_USEC` unset) the thread is not started.
+public final class WatchdogSink: FrameSink {
+    public let name = "watchdog"
+    private let lastFrameNanos = Atomic<UInt64>(0)
+    private let delivered = Atomic<UInt64>(0)
+    private let stopRequested = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private let started = Atomic<Bool>(false)
+    private let interval: Double?
+
+    /// `interval` nil: none asked for, the sink only counts.
+    public init(interval: Double? = ServiceManager.watchdogInterval) {
+        self.interval = interval
+    }
+
+    public func deliver(_ frame: ProcessedFrame) {
+        lastFrameNanos.store(MonotonicClock.nanos(), ordering: .relaxed)
+        delivered.add(1, ordering: .relaxed)
+    }
+
+    public var counts: SinkCounts {
+        let count = delivered.load(ordering: .relaxed)
+        return SinkCounts(delivered: count, consumed: count)
+    }
+
+    /// Whether a frame came within the last `seconds`.
+    public func framesFlowed(within seconds: Double) -> Bool {
+        let last = lastFrameNanos.load(ordering: .relaxed)
+        return last > 0 && Double(MonotonicClock.nanos() &- last) / 1e9 < seconds
+    }
+
+    public func start() throws {
+        guard let interval else { return }
+        started.store(true, ordering: .sequentiallyConsistent)
+        let thread = Thread { [self] in
+            let step = UInt64(interval / 2 * 1e9)
+            var next = MonotonicClock.nanos() + step
+            while !stopRequested.load(ordering: .relaxed) {
+                MonotonicClock.sleep(until: min(next, MonotonicClock.nanos() + 100_000_000))
+                guard MonotonicClock.nanos() >= next else { continue }
+                next += step
+                if framesFlowed(within: interval) { ServiceManager.watchdogPing() }
+            }
+            finished.signal()
+        }
+        thread.name = "sightline.watchdog"
+        thread.start()
+    }
+
+    public func stop() {
+        stopRequested.store(true, ordering: .relaxed)
+        if started.load(ordering: .sequentiallyConsistent) { finished.wait() }
+    }
+}
