@@ -1,0 +1,153 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import X509
+
+/// `tls: auto`: a self-signed certificate (ECDSA P-256, a year) for the
+/// names and addresses the server answers on, made with swift-certificates
+/// into `<data-dir>/tls/` at first start and kept while it still covers
+/// them and has more than 30 days to run. Its SHA-256 fingerprint is what a
+/// user compares with what their browser shows.
+public enum SelfSignedCertificate {
+    public static let renewBefore: TimeInterval = 30 * 24 * 3600
+    public static let lifetime: TimeInterval = 365 * 24 * 3600
+
+    /// The certificate and key files in `directory` for these names and
+    /// addresses, made (again) when missing, expiring or not covering them.
+    public static func ensure(in directory: String, names: [String], addresses: [String],
+                              now: Date = Date()) throws -> (files: TLSFiles, made: Bool) {
+        let files = TLSFiles(certificate: (directory as NSString).appendingPathComponent("cert.pem"),
+                             privateKey: (directory as NSString).appendingPathComponent("key.pem"))
+        if let existing = try? files.loadCertificate(), FileManager.default.fileExists(atPath: files.privateKey),
+           existing.notValidAfter > now.addingTimeInterval(renewBefore),
+           covers(existing, names: names, addresses: addresses) {
+            return (files, false)
+        }
+        let key = P256.Signing.PrivateKey()
+        let certificate = try make(key: key, names: names, addresses: addresses, now: now)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        try AtomicFile.write(Data(key.pemRepresentation.utf8), to: files.privateKey, permissions: 0o600)
+        try AtomicFile.write(Data(try certificate.serializeAsPEM().pemString.utf8), to: files.certificate, permissions: 0o644)
+        return (files, true)
+    }
+
+    static func make(key: P256.Signing.PrivateKey, names: [String], addresses: [String], now: Date) throws -> Certificate {
+        let subject = try DistinguishedName {
+            CommonName(names.first ?? "sightline")
+            OrganizationName("Sightline (self-signed)")
+        }
+        var alternatives: [GeneralName] = names.map { .dnsName($0) }
+        alternatives += addresses.compactMap(ipBytes).map { .ipAddress(ASN1OctetString(contentBytes: ArraySlice($0))) }
+        let extensions = try Certificate.Extensions {
+            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+            Critical(KeyUsage(digitalSignature: true, keyCertSign: true))
+            try ExtendedKeyUsage([.serverAuth])
+            SubjectAlternativeNames(alternatives)
+        }
+        return try Certificate(version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(key.publicKey),
+                               notValidBefore: now.addingTimeInterval(-300), notValidAfter: now.addingTimeInterval(lifetime),
+                               issuer: subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
+                               extensions: extensions, issuerPrivateKey: .init(key))
+    }
+
+    /// Whether every name and address is among the certificate's alternative names.
+    static func covers(_ certificate: Certificate, names: [String], addresses: [String]) -> Bool {
+        guard let alternatives = try? certificate.extensions.subjectAlternativeNames else { return false }
+        let dns = Set(alternatives.compactMap { if case .dnsName(let name) = $0 { return name.lowercased() } else { return nil } })
+        let ips = Set(alternatives.compactMap { if case .ipAddress(let bytes) = $0 { return Array(bytes.bytes) } else { return nil } })
+        return names.allSatisfy { dns.contains($0.lowercased()) } && addresses.compactMap(ipBytes).allSatisfy { ips.contains($0) }
+    }
+
+    /// The address's bytes (4 for IPv4, 16 for IPv6), or nil when it is not an address.
+    static func ipBytes(_ text: String) -> [UInt8]? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, text, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+        return nil
+    }
+
+    /// The names and addresses a server bound to `host` answers on: this
+    /// machine's name and `localhost`, loopback, and the bound address (every
+    /// interface's address when bound to all of them).
+    public static func servedNames(host: String) -> (names: [String], addresses: [String]) {
+        var buffer = [CChar](repeating: 0, count: 256)
+        var names = ["localhost"]
+        if gethostname(&buffer, buffer.count) == 0 {
+            let name = String(cChars: buffer)
+            if !name.isEmpty && name != "localhost" { names.append(name) }
+        }
+        var addresses = ["127.0.0.1", "::1"]
+        if host == "0.0.0.0" || host == "::" || host.isEmpty {
+            addresses += interfaceAddresses()
+        } else if ipBytes(host) != nil {
+            addresses.append(host)
+        } else {
+            names.append(host)
+        }
+        var seen = Set<String>()
+        return (names.filter { seen.insert($0).inserted }, addresses.filter { seen.insert($0).inserted })
+    }
+
+    private static func interfaceAddresses() -> [String] {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return [] }
+        defer { freeifaddrs(list) }
+        var found: [String] = []
+        for item in sequence(first: first, next: { $0.pointee.ifa_next }) {
+            guard let address = item.pointee.ifa_addr else { continue }
+            let family = Int32(address.pointee.sa_family)
+            guard family == AF_INET || family == AF_INET6 else { continue }
+            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            let source: UnsafeRawPointer = family == AF_INET
+                ? UnsafeRawPointer(address).advanced(by: MemoryLayout<sockaddr_in>.offset(of: \sockaddr_in.sin_addr)!)
+                : UnsafeRawPointer(address).advanced(by: MemoryLayout<sockaddr_in6>.offset(of: \sockaddr_in6.sin6_addr)!)
+            if inet_ntop(family, source, &text, socklen_t(text.count)) != nil {
+                let value = String(cChars: text)
+                if !value.hasPrefix("fe80") { found.append(value) }
+            }
+        }
+        return found
+    }
+}
+
+/// A certificate chain and its private key, as PEM files.
+public struct TLSFiles: Sendable, Equatable {
+    public var certificate: String
+    public var privateKey: String
+
+    public init(certificate: String, privateKey: String) {
+        self.certificate = certificate
+        self.privateKey = privateKey
+    }
+
+    func loadCertificate() throws -> Certificate {
+        let text = try String(contentsOfFile: certificate, encoding: .utf8)
+        return try Certificate(pemEncoded: text)
+    }
+
+    /// SHA-256 of the first certificate's DER, as `AB:CD:...` (what browsers show).
+    public func fingerprintSHA256() throws -> String {
+        var serializer = DER.Serializer()
+        try serializer.serialize(try loadCertificate())
+        return SHA256.hash(data: serializer.serializedBytes).map { String(format: "%02X", $0) }.joined(separator: ":")
+    }
+
+    /// Reads both files and checks that they parse as PEM, with a clear error.
+    public func validate() throws {
+        for (path, what) in [(certificate, "certificate"), (privateKey, "private key")] {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ConfigError.invalid("tls \(what) \(path): cannot read it")
+            }
+            guard String(decoding: data, as: UTF8.self).contains("-----BEGIN ") else {
+                throw ConfigError.invalid("tls \(what) \(path): not a PEM file")
+            }
+        }
+        do {
+            _ = try loadCertificate()
+        } catch {
+            throw ConfigError.invalid("tls certificate \(certificate): \(error)")
+        }
+    }
+}
