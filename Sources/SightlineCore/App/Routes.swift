@@ -1,56 +1,52 @@
 import Foundation
 
-/// Maps requests to answers. Runs on the lws service thread, so every
-/// handler here is quick and reads shared state through its locks.
-struct Routes: Sendable {
-    let state: @Sendable () -> ServerState
-    let metrics: @Sendable () -> String
-    let latestFrame: @Sendable () -> EncodedFrame?
-    let staticFiles: StaticFiles
-    /// Handlers that answer the paths they own and nil for the rest.
-    let apis: [@Sendable (HTTPRequest) -> HTTPResponse?]
-
-    func respond(to request: HTTPRequest) -> HTTPResponse {
-        if request.method == .get, let action = request.query["action"], request.path == "/" {
-            switch action {
-            case "stream": return stream()
-            case "snapshot": return snapshot()
-            default: return .error(400, "unknown action", detail: "use ?action=stream or ?action=snapshot")
-            }
-        }
-        switch (request.method, request.path) {
-        case (.get, "/api/state"):
-            return .json(state())
-        case (.get, "/metrics"):
-            return .text(metrics(), contentType: PrometheusText.contentType)
-        case (.get, "/snapshot.jpg"):
-            return snapshot()
-        case (.get, "/stream.mjpg"):
-            return stream()
-        default:
-            break
-        }
-        for api in apis {
-            if let response = api(request) { return response }
-        }
-        if request.path.hasPrefix("/api/") {
-            return .error(404, "no such endpoint", detail: "\(request.method.rawValue) \(request.path)")
-        }
-        guard request.method == .get || request.method == .head else {
-            return .error(405, "method not allowed", detail: "static files answer GET only")
-        }
-        return staticFiles.response(for: request.path)
+/// The whole route table in one place: every endpoint, who may call it and
+/// where it runs (inline on the libwebsockets service thread only when it
+/// answers from memory; on the RequestWorker when it decodes, encodes,
+/// trains, probes devices or touches the disk).
+enum Routes {
+    struct Parts: Sendable {
+        let state: @Sendable () -> ServerState
+        let metrics: @Sendable () -> String
+        let latestFrame: @Sendable () -> EncodedFrame?
+        let staticFiles: StaticFiles
+        let templates: TemplateAPI
+        let sources: SourcesAPI
+        let faces: FaceAPI?
+        let auth: AuthGuard
     }
 
-    private func snapshot() -> HTTPResponse {
-        guard let frame = latestFrame() else {
+    static func router(_ parts: Parts) -> Router {
+        let snapshot: Route.Handler = { _ in Self.snapshot(parts.latestFrame()) }
+        let stream: Route.Handler = { _ in Self.stream() }
+        var routes = [
+            Route(.get, "/", access: .viewer) { request in
+                switch request.query["action"] {
+                case nil: return parts.staticFiles.response(for: request.path)
+                case "stream": return stream(request)
+                case "snapshot": return snapshot(request)
+                default: return .error(400, "unknown action", detail: "use ?action=stream or ?action=snapshot")
+                }
+            },
+            Route(.get, "/api/state", access: .viewer) { _ in .json(parts.state()) },
+            Route(.get, "/metrics", access: .viewer) { _ in .text(parts.metrics(), contentType: PrometheusText.contentType) },
+            Route(.get, "/snapshot.jpg", access: .viewer, handler: snapshot),
+            Route(.get, "/stream.mjpg", access: .viewer, handler: stream),
+        ]
+        routes += parts.templates.routes + parts.sources.routes + (parts.faces?.routes ?? [])
+        return Router(routes: routes, authorize: { request, access in parts.auth.refusal(for: request, needs: access) },
+                      fallback: { request in parts.staticFiles.response(for: request.path) })
+    }
+
+    static func snapshot(_ frame: EncodedFrame?) -> HTTPResponse {
+        guard let frame else {
             return .error(503, "no frame yet", detail: "the source has not delivered a frame; see /api/state")
         }
         return .data(frame.jpeg, contentType: "image/jpeg",
                      headers: [("cache-control:", "no-store"), ("x-sequence:", "\(frame.seq)")])
     }
 
-    private func stream() -> HTTPResponse {
+    static func stream() -> HTTPResponse {
         HTTPResponse(status: 200, contentType: MJPEG.contentType,
                      headers: [("cache-control:", "no-store"), ("pragma:", "no-cache")], body: .mjpegStream)
     }

@@ -83,25 +83,23 @@ public final class SightlineServer: Sendable {
     /// The libwebsockets server and its routes, reading the camera's parts.
     private static func makeServer(settings: ServeSettings, camera: CameraGraph, stream: StreamSink, token: AccessToken,
                                    startedAt: UInt64, logger: Logger) -> StreamServer {
-        let auth = AuthGuard(token: token)
         let capture = camera.capture
-        let templateAPI = TemplateAPI(library: camera.templates, store: camera.templateStore,
-                                      uploadedNames: camera.uploadedTemplateNames, auth: auth,
-                                      defaultThreshold: settings.templateThreshold,
-                                      frameSize: { capture.status.format.map { ($0.width, $0.height) } })
-        let sourcesAPI = SourcesAPI(configured: settings.offeredSources, auth: auth, current: { capture.status.spec },
-                                    switchTo: { spec in try camera.switchSource(to: spec) })
-        let faceAPI = camera.faceService.map { FaceAPI(service: $0, auth: auth) }
-        let routes = Routes(state: { state(camera: camera, startedAt: startedAt) },
-                            metrics: { metrics(camera: camera, startedAt: startedAt) },
-                            latestFrame: { stream.slot.latest },
-                            staticFiles: StaticFiles(root: ResourceLocator.locate(settings.webRoot)),
-                            apis: [templateAPI.respond, sourcesAPI.respond] + (faceAPI.map { [$0.respond] } ?? []))
+        let templates = TemplateAPI(library: camera.templates, store: camera.templateStore,
+                                    uploadedNames: camera.uploadedTemplateNames,
+                                    defaultThreshold: settings.templateThreshold,
+                                    frameSize: { capture.status.format.map { ($0.width, $0.height) } })
+        let sources = SourcesAPI(configured: settings.offeredSources, current: { capture.status.spec },
+                                 switchTo: { spec in try camera.switchSource(to: spec) })
+        let router = Routes.router(Routes.Parts(
+            state: { state(camera: camera, startedAt: startedAt) },
+            metrics: { metrics(camera: camera, startedAt: startedAt) },
+            latestFrame: { stream.slot.latest },
+            staticFiles: StaticFiles(root: ResourceLocator.locate(settings.webRoot)),
+            templates: templates, sources: sources, faces: camera.faceService.map { FaceAPI(service: $0) },
+            auth: AuthGuard(token: token)))
         var options = StreamServer.Options()
         options.host = settings.host
         options.port = settings.port
-        return StreamServer(options: options, frames: stream.slot, stats: camera.stats, logger: logger) { request in
-            routes.respond(to: request)
-        }
+        return StreamServer(options: options, frames: stream.slot, stats: camera.stats, logger: logger, router: router)
     }
 }

@@ -5,8 +5,9 @@ import Foundation
 /// {"spec": ...}` (switch the running source to one of them, as the
 /// tutorials switched between the front and back camera).
 ///
-/// Threads: runs on the lws service thread; the switch itself happens on
-/// the capture thread at the next frame boundary (CaptureLoop.switchSource).
+/// Threads: both run on the RequestWorker (listing probes /dev/video*; a
+/// switch makes the new source); the switch itself happens on the capture
+/// thread at the next frame boundary (CaptureLoop.switchSource).
 public struct SourcesAPI: Sendable {
     public struct Offer: Codable, Sendable, Equatable {
         public var spec: String
@@ -15,29 +16,24 @@ public struct SourcesAPI: Sendable {
     }
 
     let configured: [String]
-    let auth: AuthGuard
     let current: @Sendable () -> String
     let switchTo: @Sendable (String) throws -> Void
 
-    public init(configured: [String], auth: AuthGuard, current: @escaping @Sendable () -> String,
+    public init(configured: [String], current: @escaping @Sendable () -> String,
                 switchTo: @escaping @Sendable (String) throws -> Void) {
         self.configured = configured
-        self.auth = auth
         self.current = current
         self.switchTo = switchTo
     }
 
-    public func respond(to request: HTTPRequest) -> HTTPResponse? {
-        switch (request.method, request.path) {
-        case (.get, "/api/sources"):
-            return .json(Listing(current: current(), sources: offers()))
-        case (.post, "/api/source"):
-            return auth.refusal(for: request) ?? switchSource(request.body)
-        case (_, "/api/sources"), (_, "/api/source"):
-            return .error(405, "method not allowed", detail: "GET /api/sources; POST /api/source {\"spec\": ...}")
-        default:
-            return nil
-        }
+    /// Its entries in the route table.
+    public var routes: [Route] {
+        [
+            Route(.get, "/api/sources", access: .viewer, .worker) { [self] _ in
+                .json(Listing(current: current(), sources: offers()))
+            },
+            Route(.post, "/api/source", access: .admin, .worker) { [self] request in switchSource(request.body) },
+        ]
     }
 
     struct Listing: Encodable { var current: String; var sources: [Offer] }

@@ -26,7 +26,13 @@ public final class AuthGuard: @unchecked Sendable {
         self.now = now
     }
 
-    /// nil when the request may go on; otherwise the refusal to send.
+    /// nil when the request may make a call that needs `access`; otherwise
+    /// the refusal to send. Viewing is open (the server is bound to loopback).
+    public func refusal(for request: HTTPRequest, needs access: Access) -> HTTPResponse? {
+        access == .admin ? refusal(for: request) : nil
+    }
+
+    /// nil when the request carries the admin token; otherwise the refusal to send.
     public func refusal(for request: HTTPRequest) -> HTTPResponse? {
         let address = request.peer.isEmpty ? "unknown" : request.peer
         let time = now()

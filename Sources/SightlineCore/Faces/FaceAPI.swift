@@ -4,72 +4,34 @@ import Foundation
 /// - `POST /api/faces/{id}/name` `{"name": "Ada"}`: learn that tracked face as Ada;
 /// - `POST /api/faces/{id}/feedback` `{"correct": true}` or `{"name": "Bob"}`;
 /// - `GET /api/people`; `DELETE /api/people/NAME`.
-/// Mutating calls need `Authorization: Bearer <token>`. Errors are
-/// `{"error": ..., "detail": ...}` with a 4xx status saying what to do.
-///
-/// Runs on the server's service thread; all state is in FaceService.
+/// Mutating calls need an admin credential (the route table says so). Errors
+/// are `{"error": ..., "detail": ...}` with a 4xx status saying what to do.
+/// All state is in FaceService.
 public struct FaceAPI: Sendable {
     public let service: FaceService
-    public let auth: AuthGuard
     /// Bodies larger than this are refused before decoding.
     static let maxBodyBytes = 4096
 
-    public init(service: FaceService, auth: AuthGuard) {
+    public init(service: FaceService) {
         self.service = service
-        self.auth = auth
     }
 
-    public init(service: FaceService, token: AccessToken) {
-        self.init(service: service, auth: AuthGuard(token: token))
-    }
-
-    /// The answer for a path this API owns, nil for any other path.
-    public func respond(to request: HTTPRequest) -> HTTPResponse? {
-        guard let route = Route(path: request.path) else { return nil }
-        switch (route, request.method) {
-        case (.people, .get), (.people, .head):
-            return .json(["people": service.people()])
-        case (.person(let name), .delete):
-            return authorized(request) { deletePerson(name) }
-        case (.faceName(let id), .post):
-            return authorized(request) { name(id, request.body) }
-        case (.faceFeedback(let id), .post):
-            return authorized(request) { feedback(id, request.body) }
-        case (.people, _):
-            return .error(405, "method not allowed", detail: "use GET /api/people")
-        case (.person, _):
-            return .error(405, "method not allowed", detail: "use DELETE /api/people/NAME")
-        case (.faceName, _), (.faceFeedback, _):
-            return .error(405, "method not allowed", detail: "use POST with a JSON body")
-        }
-    }
-
-    /// Paths this API answers.
-    enum Route: Equatable {
-        case people
-        case person(String)
-        case faceName(String)
-        case faceFeedback(String)
-
-        init?(path: String) {
-            let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-            switch parts.count {
-            case 3 where parts[1] == "api" && parts[2] == "people":
-                self = .people
-            case 4 where parts[1] == "api" && parts[2] == "people":
-                self = .person(parts[3].removingPercentEncoding ?? parts[3])
-            case 5 where parts[1] == "api" && parts[2] == "faces" && parts[4] == "name":
-                self = .faceName(parts[3])
-            case 5 where parts[1] == "api" && parts[2] == "faces" && parts[4] == "feedback":
-                self = .faceFeedback(parts[3])
-            default:
-                return nil
-            }
-        }
-    }
-
-    private func authorized(_ request: HTTPRequest, _ body: () -> HTTPResponse) -> HTTPResponse {
-        auth.refusal(for: request) ?? body()
+    /// Its entries in the route table. Naming and feedback train and save
+    /// the LBPH model, so they run on the RequestWorker; so does the people
+    /// list, which waits for the model while it is being trained.
+    public var routes: [Route] {
+        [
+            Route(.get, "/api/people", access: .viewer, .worker) { [service] _ in .json(["people": service.people()]) },
+            Route(.delete, "/api/people/{name}", access: .admin, .worker) { [self] request in
+                deletePerson(request.parameters["name"] ?? "")
+            },
+            Route(.post, "/api/faces/{id}/name", access: .admin, .worker) { [self] request in
+                name(request.parameters["id"] ?? "", request.body)
+            },
+            Route(.post, "/api/faces/{id}/feedback", access: .admin, .worker) { [self] request in
+                feedback(request.parameters["id"] ?? "", request.body)
+            },
+        ]
     }
 
     private struct NameBody: Decodable { var name: String }

@@ -6,8 +6,19 @@ final class Connection {
     enum Role { case http, webSocket, mjpeg }
 
     var role: Role
+    /// Unique for the server's life, so a worker's answer never reaches
+    /// another connection that reuses this one's lws handle.
+    let id: UInt64
     /// The HTTP request being received (until its body is complete).
     var request: HTTPRequest?
+    /// Body bytes received so far for `request`.
+    var bodyBytes = 0
+    /// A form body being parsed by lws_spa as it arrives.
+    var form: FormCollector?
+    /// A slow route is running on the worker for this connection.
+    var awaitingWorker = false
+    /// The worker's answer, written on the next writeable callback.
+    var pendingAnswer: HTTPResponse?
     /// The HTTP response body being written, and how far.
     var responseBody = Data()
     var responseOffset = 0
@@ -23,11 +34,18 @@ final class Connection {
     /// WebSocket: bytes of the incoming message so far.
     var incomingMessageBytes = 0
 
-    init(role: Role) { self.role = role }
+    init(role: Role, id: UInt64) {
+        self.role = role
+        self.id = id
+    }
 
     /// Ready for the next HTTP request on a kept-alive connection.
     func resetExchange() {
         request = nil
+        bodyBytes = 0
+        form = nil
+        awaitingWorker = false
+        pendingAnswer = nil
         responseBody = Data()
         responseOffset = 0
         closeAfterResponse = false

@@ -1,7 +1,9 @@
 import Foundation
 
-/// An HTTP request as the router sees it (method, path, query, a few
-/// headers, and the body when there is one).
+/// An HTTP request as the router sees it: method, path (still
+/// percent-encoded), the route's decoded path parameters, the query, every
+/// header libwebsockets parsed (lowercase names), the body, and for
+/// multipart or urlencoded forms the fields and file that lws_spa parsed.
 public struct HTTPRequest: Sendable {
     public enum Method: String, Sendable { case get = "GET", post = "POST", put = "PUT", patch = "PATCH",
                                                delete = "DELETE", options = "OPTIONS", head = "HEAD", other = "OTHER" }
@@ -11,6 +13,24 @@ public struct HTTPRequest: Sendable {
     public var headers: [String: String]
     public var body: Data
     public var peer: String
+    /// `{name}` segments of the matched route, percent-decoded.
+    public var parameters: [String: String] = [:]
+    /// A parsed form body (multipart/form-data or urlencoded), if it was one.
+    public var form: Form?
+
+    /// Fields and the first file of a form.
+    public struct Form: Sendable, Equatable {
+        public var fields: [String: String] = [:]
+        public var fileName: String?
+        public var fileField: String?
+        public var file: Data?
+        public init(fields: [String: String] = [:], fileName: String? = nil, fileField: String? = nil, file: Data? = nil) {
+            self.fields = fields
+            self.fileName = fileName
+            self.fileField = fileField
+            self.file = file
+        }
+    }
 
     public init(method: Method, path: String, query: [String: String] = [:], headers: [String: String] = [:],
                 body: Data = Data(), peer: String = "") {

@@ -1,6 +1,7 @@
 import CSightlineLWS
 import Foundation
 import Logging
+import Synchronization
 
 /// The libwebsockets server: static files, the JSON API, /ws, /stream.mjpg
 /// and /snapshot.jpg, all on one service thread.
@@ -10,8 +11,15 @@ import Logging
 /// is `lws_cancel_service`; the service thread answers
 /// LWS_CALLBACK_EVENT_WAIT_CANCELLED by asking each streaming client for a
 /// writeable callback, and sends it the newest frame when its socket can
-/// take it. `connections` and everything in `Connection` belong to the
-/// service thread. `stopping` and the client counters are guarded by `lock`.
+/// take it. HTTP requests go through the `Router`: quick routes answer on
+/// the service thread, slow ones run on the `RequestWorker`, whose answers
+/// come back through `completed` and the same wake-up.
+///
+/// `@unchecked Sendable`: `connections`, `connectionsByID`, `nextID` and
+/// everything in `Connection` are touched only on the service thread
+/// (`sightline.lws`, inside `callback`); `control` (the context handle for
+/// waking, and stopping) and `completed` are `Mutex`es; `boundPort` is set
+/// in `start` before the service thread runs and only read afterwards.
 public final class StreamServer: @unchecked Sendable {
     public struct Options: Sendable {
         public var host = "127.0.0.1"
@@ -25,29 +33,36 @@ public final class StreamServer: @unchecked Sendable {
         public init() {}
     }
 
-    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
-
     public let options: Options
     private let frames: LatestFrameSlot
     private let stats: PipelineStats
-    private let handler: Handler
+    private let router: Router
+    private let worker: RequestWorker
     private let logger: Logger
     private let pre = Int(sl_lws_pre())
 
-    private var context: OpaquePointer?                      // set in start, destroyed by the service thread
+    /// The lws context while it may be woken: lws_cancel_service is safe from
+    /// any thread, but not after the context is destroyed, so waking and
+    /// stopping go through this lock.
+    private struct Control { var context: ContextHandle?; var stopping = false }
+    private let control = Mutex(Control())
+    /// Answers from the worker, by connection id, for the service thread to send.
+    private let completed = Mutex<[(id: UInt64, response: HTTPResponse)]>([])
+
     private var connections: [OpaquePointer: Connection] = [:] // service thread
-    private let lock = NSLock()
-    private var stopping = false                              // lock
+    private var connectionsByID: [UInt64: OpaquePointer] = [:] // service thread
+    private var nextID: UInt64 = 1                              // service thread
     private let finished = DispatchSemaphore(value: 0)
     public private(set) var boundPort = 0
 
-    public init(options: Options, frames: LatestFrameSlot, stats: PipelineStats, logger: Logger,
-                handler: @escaping Handler) {
+    public init(options: Options, frames: LatestFrameSlot, stats: PipelineStats, logger: Logger, router: Router,
+                worker: RequestWorker = RequestWorker()) {
         self.options = options
         self.frames = frames
         self.stats = stats
         self.logger = logger
-        self.handler = handler
+        self.router = router
+        self.worker = worker
     }
 
     public var clientCounts: (webSocket: Int, mjpeg: Int) {
@@ -64,29 +79,40 @@ public final class StreamServer: @unchecked Sendable {
                                                   options.maxMessageBytes, me, &port) else {
             throw ServerError.cannotListen("cannot listen on \(options.host):\(options.port) (in use, or not an address of this machine)")
         }
-        self.context = context
         boundPort = Int(port)
-        let thread = Thread { [self] in serviceLoop() }
+        let handle = ContextHandle(pointer: context)
+        control.withLock { $0.context = handle }
+        worker.start()
+        let thread = Thread { [self] in serviceLoop(handle.pointer) }
         thread.name = "sightline.lws"
         thread.start()
     }
 
-    /// Any thread: a new frame is ready.
+    /// Any thread: a new frame or a worker's answer is ready.
     public func wake() {
-        if let context { lws_cancel_service(context) }
+        control.withLock { control in
+            if let context = control.context, !control.stopping { lws_cancel_service(context.pointer) }
+        }
     }
 
+    /// Main thread: finishes the worker's jobs, then ends the service thread,
+    /// which destroys the context. No wake reaches it after this returns.
     public func stop() {
-        guard let context else { return }
-        lock.withLock { stopping = true }
-        lws_cancel_service(context)
+        worker.stop()
+        let running = control.withLock { control -> Bool in
+            guard let context = control.context, !control.stopping else { return false }
+            control.stopping = true
+            lws_cancel_service(context.pointer)
+            return true
+        }
+        guard running else { return }
         finished.wait()
-        self.context = nil
+        control.withLock { $0.context = nil }
     }
 
-    private func serviceLoop() {
-        guard let context else { return }
-        while !lock.withLock({ stopping }) {
+    /// Service thread.
+    private func serviceLoop(_ context: OpaquePointer) {
+        while !control.withLock({ $0.stopping }) {
             if lws_service(context, 0) < 0 { break }
         }
         lws_context_destroy(context)
@@ -99,6 +125,7 @@ public final class StreamServer: @unchecked Sendable {
                               _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         switch reason {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            deliverCompleted()
             wakeStreamingClients()
             return 0
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
@@ -107,7 +134,7 @@ public final class StreamServer: @unchecked Sendable {
             let upgrade = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? ""
             return upgrade == "websocket" ? 0 : answerWithoutUpgrade(wsi)
         case LWS_CALLBACK_ESTABLISHED:
-            let connection = Connection(role: .webSocket)
+            let connection = Connection(role: .webSocket, id: takeID())
             connection.accountedThrough = frames.latest.map { $0.index - 1 } ?? 0
             connections[wsi] = connection
             stats.clients(.webSocket, change: 1)
@@ -118,7 +145,10 @@ public final class StreamServer: @unchecked Sendable {
         case LWS_CALLBACK_SERVER_WRITEABLE:
             return sendWebSocket(wsi)
         case LWS_CALLBACK_CLOSED:
-            if connections.removeValue(forKey: wsi) != nil { stats.clients(.webSocket, change: -1) }
+            if let connection = connections.removeValue(forKey: wsi) {
+                connectionsByID.removeValue(forKey: connection.id)
+                stats.clients(.webSocket, change: -1)
+            }
             return 0
         case LWS_CALLBACK_HTTP:
             let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
@@ -127,15 +157,28 @@ public final class StreamServer: @unchecked Sendable {
             return receiveBody(wsi, input, length)
         case LWS_CALLBACK_HTTP_BODY_COMPLETION:
             // Nothing pending: an empty body already answered in LWS_CALLBACK_HTTP.
-            guard let connection = connections[wsi], let request = connection.request else { return 0 }
+            guard let connection = connections[wsi], var request = connection.request else { return 0 }
             connection.request = nil
-            return respond(wsi, connection, handler(request))
+            if let form = connection.form {
+                connection.form = nil
+                switch form.finish() {
+                case .success(let parsed): request.form = parsed
+                case .failure(let problem): return respond(wsi, connection, problem.response)
+                }
+            }
+            return dispatch(wsi, connection, request)
         case LWS_CALLBACK_HTTP_WRITEABLE:
             guard let connection = connections[wsi] else { return 0 }
+            if let answer = connection.pendingAnswer {
+                connection.pendingAnswer = nil
+                return respond(wsi, connection, answer)
+            }
             return connection.role == .mjpeg ? sendMJPEGPart(wsi, connection) : writeBody(wsi, connection)
         case LWS_CALLBACK_CLOSED_HTTP:
-            if let connection = connections.removeValue(forKey: wsi), connection.role == .mjpeg {
-                stats.clients(.mjpeg, change: -1)
+            if let connection = connections.removeValue(forKey: wsi) {
+                connectionsByID.removeValue(forKey: connection.id)
+                connection.form = nil
+                if connection.role == .mjpeg { stats.clients(.mjpeg, change: -1) }
             }
             return 0
         default:
@@ -214,27 +257,86 @@ public final class StreamServer: @unchecked Sendable {
 
     // MARK: - HTTP
 
+    private func takeID() -> UInt64 {
+        defer { nextID += 1 }
+        return nextID
+    }
+
+    /// Service thread: a request's headers are in.
     private func beginHTTP(_ wsi: OpaquePointer, path: String) -> Int32 {
-        let connection = connections[wsi] ?? Connection(role: .http)
+        let connection = connections[wsi] ?? Connection(role: .http, id: takeID())
         connections[wsi] = connection
+        connectionsByID[connection.id] = wsi
         connection.resetExchange()
         var uri: UnsafeMutablePointer<CChar>?
         var uriLength: Int32 = 0
         let methodIndex = lws_http_get_uri_and_method(wsi, &uri, &uriLength)
         let request = HTTPRequest(method: Self.method(methodIndex), path: path, query: query(wsi),
                                   headers: headers(wsi), peer: peer(wsi))
-        let length = Int(request.headers["content-length"] ?? "") ?? 0
         let hasBody = [.post, .put, .patch].contains(request.method)
+        let contentLength = request.headers["content-length"]
+        let transferEncoding = request.headers["transfer-encoding"]
+        if contentLength != nil && transferEncoding != nil {
+            connection.closeAfterResponse = true
+            return respond(wsi, connection, .error(400, "conflicting body length",
+                                                   detail: "send Content-Length or Transfer-Encoding, not both"))
+        }
+        if transferEncoding != nil {
+            // libwebsockets 4.1 does not decode chunked request bodies on the
+            // server side: the chunk framing would reach us as body bytes. An
+            // upload is a file of known size, so ask for its length.
+            connection.closeAfterResponse = true
+            return respond(wsi, connection, .error(411, "length required",
+                                                   detail: "send the body with a Content-Length (chunked uploads are not accepted)"))
+        }
+        let length = contentLength.flatMap { Int($0) } ?? 0
         if hasBody && length > options.maxBodyBytes {
             connection.closeAfterResponse = true
             return respond(wsi, connection, .error(413, "request body too large",
                                                    detail: "the limit is \(options.maxBodyBytes) bytes"))
         }
-        if hasBody && (length > 0 || request.headers["transfer-encoding"] != nil) {
+        if hasBody && length > 0 {
             connection.request = request
+            if FormCollector.accepts(contentType: request.headers["content-type"]) {
+                connection.form = FormCollector(wsi: wsi, maxBytes: options.maxBodyBytes)
+            }
             return 0
         }
-        return respond(wsi, connection, handler(request))
+        return dispatch(wsi, connection, request)
+    }
+
+    /// Service thread: routes a complete request; a slow route goes to the
+    /// worker and the connection waits for its answer (nothing else does).
+    private func dispatch(_ wsi: OpaquePointer, _ connection: Connection, _ request: HTTPRequest) -> Int32 {
+        switch router.decide(request) {
+        case .respond(let response):
+            return respond(wsi, connection, response)
+        case .work(let matched, let handler):
+            let id = connection.id
+            let job = RequestWorker.Job(run: { handler(matched) }, deliver: { [self] response in
+                completed.withLock { $0.append((id, response)) }
+                wake()
+            })
+            guard worker.submit(job) else { return respond(wsi, connection, RequestWorker.busy) }
+            connection.awaitingWorker = true
+            return 0
+        }
+    }
+
+    /// Service thread: answers from the worker go to their connections, if
+    /// still open (a connection that closed meanwhile is gone from the map,
+    /// and its id is never reused).
+    private func deliverCompleted() {
+        let answers = completed.withLock { answers -> [(id: UInt64, response: HTTPResponse)] in
+            defer { answers.removeAll() }
+            return answers
+        }
+        for (id, response) in answers {
+            guard let wsi = connectionsByID[id], let connection = connections[wsi], connection.awaitingWorker else { continue }
+            connection.awaitingWorker = false
+            connection.pendingAnswer = response
+            lws_callback_on_writable(wsi)
+        }
     }
 
     /// HTTP/1.1 only: a request asking to upgrade to anything but a
@@ -246,10 +348,11 @@ public final class StreamServer: @unchecked Sendable {
         let method = Self.method(lws_http_get_uri_and_method(wsi, &uri, &uriLength))
         let path = requestPath(wsi)
         var response = HTTPResponse.error(400, "upgrade refused", detail: "this server speaks HTTP/1.1; send the request without 'Upgrade: h2c'")
-        if method == .get || method == .head {
-            let answer = handler(HTTPRequest(method: method, path: path.isEmpty ? "/" : path, query: query(wsi),
-                                             headers: headers(wsi), peer: peer(wsi)))
-            if answer.bodyData != nil { response = answer }
+        if method == .get || method == .head,
+           case .respond(let answer) = router.decide(HTTPRequest(method: method, path: path.isEmpty ? "/" : path,
+                                                                 query: query(wsi), headers: headers(wsi), peer: peer(wsi))),
+           answer.bodyData != nil {
+            response = answer
         }
         let body = response.bodyData ?? Data()
         var headers = response.headers
@@ -259,15 +362,27 @@ public final class StreamServer: @unchecked Sendable {
         return 1
     }
 
+    /// Service thread: a piece of the body. A form goes through lws_spa as it
+    /// comes (only its fields and file are kept); anything else is kept whole.
     private func receiveBody(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         guard let connection = connections[wsi], connection.request != nil else { return 0 }
-        if connection.request!.body.count + length > options.maxBodyBytes {
+        connection.bodyBytes += length
+        if connection.bodyBytes > options.maxBodyBytes {
             connection.request = nil
+            connection.form = nil
             connection.closeAfterResponse = true
             return respond(wsi, connection, .error(413, "request body too large",
                                                    detail: "the limit is \(options.maxBodyBytes) bytes"))
         }
-        if let input, length > 0 {
+        guard let input, length > 0 else { return 0 }
+        if let form = connection.form {
+            if let problem = form.feed(input, length) {
+                connection.request = nil
+                connection.form = nil
+                connection.closeAfterResponse = true
+                return respond(wsi, connection, problem)
+            }
+        } else {
             connection.request!.body.append(input.assumingMemoryBound(to: UInt8.self), count: length)
         }
         return 0
@@ -382,13 +497,21 @@ public final class StreamServer: @unchecked Sendable {
         return result
     }
 
+    /// Every header libwebsockets parsed into one of its known tokens, by
+    /// lowercase name without the colon (libwebsockets 4.1 keeps headers it
+    /// does not know only for lookup by name, so those are not listed).
     private func headers(_ wsi: OpaquePointer) -> [String: String] {
         var result: [String: String] = [:]
         var buffer = [CChar](repeating: 0, count: 4096)
-        for name in ["authorization", "content-type", "content-length", "host", "origin", "transfer-encoding"] {
-            if sl_lws_header(wsi, name + ":", &buffer, Int32(buffer.count)) >= 0 {
-                result[name] = String(cChars: buffer)
-            }
+        for index in 0..<Int(WSI_TOKEN_COUNT.rawValue) {
+            let token = lws_token_indexes(rawValue: UInt32(index))
+            let total = lws_hdr_total_length(wsi, token)
+            guard total > 0, let raw = lws_token_to_string(token) else { continue }
+            let name = String(cString: raw)
+            guard name.hasSuffix(":"), !name.hasPrefix(":") else { continue }
+            if Int(total) + 1 > buffer.count { buffer = [CChar](repeating: 0, count: Int(total) + 1) }
+            guard lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token) >= 0 else { continue }
+            result[String(name.dropLast()).lowercased()] = String(cChars: buffer)
         }
         return result
     }
@@ -405,6 +528,14 @@ public enum ServerError: Error, CustomStringConvertible {
     public var description: String {
         switch self { case .cannotListen(let why): return why }
     }
+}
+
+/// The lws context pointer, to wake the service thread from other threads.
+/// `@unchecked Sendable`: it is only passed to lws_cancel_service (which lws
+/// documents as callable from any thread) while `StreamServer.control` is
+/// held and the context is alive.
+private struct ContextHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
 }
 
 /// The C entry point lws calls; finds the server through the context's user pointer.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The template endpoints:
 /// - `GET /api/templates`, `GET /api/templates/NAME.png`;
@@ -8,9 +9,11 @@ import Foundation
 /// Changes reach the pipeline through the template library, so they take
 /// effect on the next processed frame. Uploaded templates are persisted.
 ///
-/// Threads: runs on the lws service thread; `uploaded` is guarded by `lock`,
-/// the library and store have their own.
-public final class TemplateAPI: @unchecked Sendable {
+/// Threads: the list runs on the lws service thread (memory only); upload,
+/// thumbnail, change and delete decode, encode or write files, so they run
+/// on the RequestWorker. `uploaded` is in a `Mutex`; the library and the
+/// store guard their own state.
+public final class TemplateAPI: Sendable {
     public static let maximumTemplates = 16
     /// Gray-level standard deviation under which a template is too flat for
     /// TM_CCOEFF_NORMED (a flat colour has none).
@@ -18,42 +21,39 @@ public final class TemplateAPI: @unchecked Sendable {
 
     private let library: TemplateLibrary
     private let store: TemplateStore?
-    private let auth: AuthGuard
     private let defaultThreshold: Double
     private let frameSize: @Sendable () -> (width: Int, height: Int)?
-    private let lock = NSLock()
-    private var uploaded: Set<String>
+    private let uploaded: Mutex<Set<String>>
 
-    public init(library: TemplateLibrary, store: TemplateStore?, uploadedNames: Set<String>, auth: AuthGuard,
+    public init(library: TemplateLibrary, store: TemplateStore?, uploadedNames: Set<String>,
                 defaultThreshold: Double, frameSize: @escaping @Sendable () -> (width: Int, height: Int)?) {
         self.library = library
         self.store = store
-        self.auth = auth
         self.defaultThreshold = defaultThreshold
         self.frameSize = frameSize
-        uploaded = uploadedNames
+        uploaded = Mutex(uploadedNames)
     }
 
-    public func respond(to request: HTTPRequest) -> HTTPResponse? {
-        let prefix = "/api/templates"
-        guard request.path == prefix || request.path.hasPrefix(prefix + "/") else { return nil }
-        let rest = String(request.path.dropFirst(prefix.count + 1))
-        let name = rest.removingPercentEncoding ?? rest
-        switch (request.method, rest.isEmpty) {
-        case (.get, true):
-            return .json(["templates": library.all.map(Self.summary)])
-        case (.post, true):
-            return auth.refusal(for: request) ?? upload(request)
-        case (.get, false) where name.hasSuffix(".png"):
-            return image(named: String(name.dropLast(4)))
-        case (.patch, false), (.put, false):
-            return auth.refusal(for: request) ?? changeThreshold(of: name, body: request.body)
-        case (.delete, false):
-            return auth.refusal(for: request) ?? delete(name)
-        default:
-            return .error(405, "method not allowed",
-                          detail: "GET or POST /api/templates; GET /api/templates/NAME.png; PATCH, PUT or DELETE /api/templates/NAME")
-        }
+    /// Its entries in the route table.
+    public var routes: [Route] {
+        [
+            Route(.get, "/api/templates", access: .viewer) { [library] _ in
+                .json(["templates": library.all.map(Self.summary)])
+            },
+            Route(.post, "/api/templates", access: .admin, .worker) { [self] request in upload(request) },
+            Route(.get, "/api/templates/{name}.png", access: .viewer, .worker) { [self] request in
+                image(named: request.parameters["name"] ?? "")
+            },
+            Route(.patch, "/api/templates/{name}", access: .admin, .worker) { [self] request in
+                changeThreshold(of: request.parameters["name"] ?? "", body: request.body)
+            },
+            Route(.put, "/api/templates/{name}", access: .admin, .worker) { [self] request in
+                changeThreshold(of: request.parameters["name"] ?? "", body: request.body)
+            },
+            Route(.delete, "/api/templates/{name}", access: .admin, .worker) { [self] request in
+                delete(request.parameters["name"] ?? "")
+            },
+        ]
     }
 
     struct Summary: Encodable {
@@ -76,20 +76,16 @@ public final class TemplateAPI: @unchecked Sendable {
 
     private func upload(_ request: HTTPRequest) -> HTTPResponse {
         var body = request.body
-        var name = request.query["name"].map { $0.removingPercentEncoding ?? $0 }
+        var name = request.query["name"]
         var thresholdText = request.query["threshold"]
-        if let boundary = MultipartForm.boundary(of: request.headers["content-type"] ?? "") {
-            do {
-                let form = try MultipartForm(body: request.body, boundary: boundary)
-                guard let file = form.file else {
-                    return .error(400, "no file in the form", detail: "send the image as a file field")
-                }
-                body = file.data
-                name = name ?? form.field("name") ?? file.filename.map { ($0 as NSString).deletingPathExtension }
-                thresholdText = thresholdText ?? form.field("threshold")
-            } catch {
-                return .error(400, "malformed form data", detail: "\(error)")
+        if let form = request.form {
+            guard let file = form.file else {
+                return .error(400, "no file in the form", detail: "send the image as a file field")
             }
+            body = file
+            name = name ?? form.fields["name"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? form.fileName.map { ($0 as NSString).deletingPathExtension }
+            thresholdText = thresholdText ?? form.fields["threshold"].flatMap { $0.isEmpty ? nil : $0 }
         }
         guard let name, !name.isEmpty else {
             return .error(400, "missing name", detail: "give the template a name: POST /api/templates?name=NAME")
@@ -167,7 +163,7 @@ public final class TemplateAPI: @unchecked Sendable {
     private func delete(_ name: String) -> HTTPResponse {
         guard library.all.contains(where: { $0.name == name }) else { return .error(404, "no such template", detail: name) }
         library.remove(named: name)
-        let wasUploaded = lock.withLock { uploaded.remove(name) != nil }
+        let wasUploaded = uploaded.withLock { $0.remove(name) != nil }
         if wasUploaded, let store {
             do {
                 try store.save(persistedTemplates())
@@ -182,13 +178,13 @@ public final class TemplateAPI: @unchecked Sendable {
     /// nothing is half-done: on a write failure the upload is refused whole.
     private func persist(adding template: Template, imageChanged: Bool = true) -> HTTPResponse? {
         guard let store else { return nil }
-        let isUpload = imageChanged || lock.withLock { uploaded.contains(template.name) }
+        let isUpload = imageChanged || uploaded.withLock { $0.contains(template.name) }
         guard isUpload else { return nil }
         var all = persistedTemplates().filter { $0.name != template.name }
         all.append(template)
         do {
             try store.save(all, writingImageOf: imageChanged ? template : nil)
-            lock.withLock { _ = uploaded.insert(template.name) }
+            uploaded.withLock { _ = $0.insert(template.name) }
             return nil
         } catch {
             return .error(500, "cannot store the template", detail: "\(error)")
@@ -196,7 +192,7 @@ public final class TemplateAPI: @unchecked Sendable {
     }
 
     private func persistedTemplates() -> [Template] {
-        let names = lock.withLock { uploaded }
+        let names = uploaded.withLock { $0 }
         return library.all.filter { names.contains($0.name) }
     }
 }
