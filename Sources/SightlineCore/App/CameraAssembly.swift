@@ -80,6 +80,7 @@ public struct CameraAssembly {
                        factory: SourceFactory) throws -> (TemplateLibrary, Set<String>) {
         let stored = try store.load()
         for problem in stored.problems { logger.warning("stored template skipped: \(problem)") }
+        for file in stored.removed { logger.notice("removed a leftover of an interrupted write", metadata: ["file": "\(file)"]) }
         let library = TemplateLibrary(stored.templates)
         for argument in settings.templates {
             do {

@@ -273,6 +273,16 @@ public final class StreamServer: @unchecked Sendable {
         let methodIndex = lws_http_get_uri_and_method(wsi, &uri, &uriLength)
         let request = HTTPRequest(method: Self.method(methodIndex), path: path, query: query(wsi),
                                   headers: headers(wsi), peer: peer(wsi))
+        guard request.headers["host"] != nil else {
+            // HTTP/1.1 requires Host. libwebsockets 4.1 also ends a request
+            // line at an encoded CR or LF in its URL and drops the rest of the
+            // line (the query after it, the HTTP version, and the Host header
+            // after it), so a request like ?name=a%0Ab arrives as ?name=a
+            // without a Host: refusing it is how such a URL is not silently cut short.
+            connection.closeAfterResponse = true
+            return respond(wsi, connection, .error(400, "bad request",
+                                                   detail: "no Host header, or a line break (%0A, %0D) in the URL"))
+        }
         let hasBody = [.post, .put, .patch].contains(request.method)
         let contentLength = request.headers["content-length"]
         let transferEncoding = request.headers["transfer-encoding"]
