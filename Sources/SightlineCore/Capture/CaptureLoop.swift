@@ -91,7 +91,9 @@ public final class CaptureLoop: @unchecked Sendable {
         defer { source.close(); finished.signal() }
         var backoff = Self.initialBackoff
         while !shouldStop {
-            _ = takeReplacement()
+            // A new source starts afresh: its first retry is 1 s away, not
+            // the backoff the old one had reached.
+            if takeReplacement() { backoff = Self.initialBackoff }
             do {
                 let format = try source.open()
                 logger.info("source open", metadata: ["source": "\(spec)", "format": "\(format)"])
