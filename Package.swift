@@ -32,6 +32,7 @@ let package = Package(
         ),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg",
                        providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
         .target(
@@ -41,7 +42,7 @@ let package = Package(
         .target(
             name: "SightlineCore",
             dependencies: [
-                "CSightlineOpenCV", "CSightlineLWS", "CTurboJPEG", "CSightlineV4L2", "CSystemd",
+                "CSightlineOpenCV", "CSightlineLWS", "CTurboJPEG", "CSightlineV4L2", "CSystemd", "CZlib",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -60,7 +61,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SightlineCoreTests",
-            dependencies: ["SightlineCore"],
+            dependencies: ["SightlineCore", "CZlib"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 debian_packages=(
   pkg-config libopencv-dev opencv-data libwebsockets-dev libv4l-dev libturbojpeg0-dev  # build
-  libsystemd-dev                                                                       # build: sd_notify
+  libsystemd-dev zlib1g-dev                                                            # build: sd_notify, inflate checks
   chromium chromium-driver python3-pip systemd                                         # tests (systemd-analyze)
 )
 command -v node >/dev/null 2>&1 || debian_packages+=(nodejs)

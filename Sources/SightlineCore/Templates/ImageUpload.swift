@@ -47,9 +47,11 @@ public enum ImageUpload {
     }
 
     /// Validates and decodes to BGR. With `frame`, an image larger than the
-    /// frame is refused from its header, before any pixel is decoded (the
-    /// decode runs on the server's service thread, so the largest picture it
-    /// ever decodes is one frame).
+    /// frame is refused from its header, before any pixel is decoded, so the
+    /// largest picture ever decoded is one frame; a PNG whose image data
+    /// inflates past its header's size is refused before decoding
+    /// (PNGInflateBudget). A JPEG's decode is bounded by its header's size,
+    /// which TurboJPEG allocates for, so it needs no such check.
     public static func decode(_ data: Data, fitting frame: (width: Int, height: Int)? = nil) throws -> ImageBuffer {
         guard !data.isEmpty else { throw Rejection(status: 400, error: "empty body", detail: "send a JPEG or PNG image") }
         guard let format = format(of: data) else {
@@ -79,6 +81,7 @@ public enum ImageUpload {
             guard data.suffix(12).prefix(8).suffix(4).elementsEqual(Array("IEND".utf8)) else {
                 throw corrupt("the PNG is truncated (no IEND chunk at its end)")
             }
+            try PNGInflateBudget.check(data)
             do {
                 return try ImageIO.decode(data)
             } catch {
@@ -87,7 +90,7 @@ public enum ImageUpload {
         }
     }
 
-    static func corrupt(_ detail: String) -> Rejection {
+    public static func corrupt(_ detail: String) -> Rejection {
         Rejection(status: 422, error: "corrupt image", detail: detail)
     }
 }
