@@ -1,0 +1,164 @@
+"""Nothing slow runs on the libwebsockets service thread: while a viewer watches,
+template uploads (with thumbnails and deletes), a PNG decompression bomb, face naming
+and confirming, and device listing all get their answers, and the viewer's longest
+gap between frames stays under three frame budgets in every phase."""
+
+import io
+import json
+import os
+import threading
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, TOKEN, http_get
+
+MODELS = Path(os.environ.get("SIGHTLINE_MODELS", REPO.parent / "shared" / "models"))
+YUNET = MODELS / "face_detection_yunet_2023mar_320.onnx"
+FPS = 30
+BUDGET_S = 1.0 / FPS
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+class Viewer(threading.Thread):
+    """A /ws client that records when each frame's JPEG arrives and the faces it carries."""
+
+    def __init__(self, port):
+        super().__init__(daemon=True)
+        from websockets.sync.client import connect
+        self.ws = connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10, max_size=16 << 20)
+        self.arrivals = []
+        self.face_ids = []
+        self.face_names = []
+        self.stop_at = time.monotonic() + 300   # bounded whatever happens
+        self.error = None
+
+    def run(self):
+        try:
+            while time.monotonic() < self.stop_at:
+                message = self.ws.recv(timeout=5)
+                if isinstance(message, bytes):
+                    self.arrivals.append(time.monotonic())
+                else:
+                    meta = json.loads(message)
+                    faces = [d for d in meta["detections"] if d["kind"] == "face"]
+                    self.face_ids = [d["id"] for d in faces]
+                    self.face_names = [d.get("name") for d in faces]
+        except Exception as e:  # noqa: BLE001 - reported by the test
+            if time.monotonic() < self.stop_at:
+                self.error = e
+
+    def longest_gap(self, start, end):
+        # Observe at least half a second, however fast the phase was, and
+        # count the wait for the first frame after `start`.
+        end = max(end, start + 0.5)
+        while time.monotonic() < end + 2 * BUDGET_S:
+            time.sleep(BUDGET_S)
+        times = [t for t in self.arrivals if start <= t <= end]
+        assert len(times) >= 2, f"the viewer got {len(times)} frames in {end - start:.2f} s"
+        return max(b - a for a, b in zip(times, times[1:]))
+
+    def close(self):
+        self.stop_at = 0
+        self.ws.close()
+        self.join(timeout=10)
+
+
+def noisy_png(seed, size=(600, 450)):
+    from PIL import Image
+    import random
+    random.seed(seed)
+    img = Image.effect_noise(size, 50 + seed).convert("RGB")
+    out = io.BytesIO()
+    img.save(out, "PNG")
+    return out.getvalue()
+
+
+def bomb_png(width=600, height=450, inflated=1 << 30):
+    """A valid PNG header and an IDAT that inflates to `inflated` bytes, deflated in pieces."""
+    def chunk(kind, data):
+        return len(data).to_bytes(4, "big") + kind + data + zlib.crc32(kind + data).to_bytes(4, "big")
+    deflater = zlib.compressobj(9)
+    piece = bytes(1 << 20)
+    parts = [deflater.compress(piece) for _ in range(inflated >> 20)]
+    parts.append(deflater.flush())
+    ihdr = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 2, 0, 0, 0])
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", b"".join(parts)) + chunk(b"IEND", b"")
+
+
+def call(port, method, path, body=None, headers=None):
+    status, _, data = http_get(port, path, method=method, body=body, headers=headers or {}, timeout=30)
+    return status, data
+
+
+def test_slow_requests_never_stall_the_viewers(sightline, testdata, tmp_path):
+    if not YUNET.exists():
+        pytest.skip(f"YuNet model not found at {YUNET}; set SIGHTLINE_MODELS")
+    from PIL import Image
+    # A 640x480 frame with Grace Hopper's face in it, as a 30 fps source.
+    photo = Image.open(testdata / "faces" / "grace_hopper.jpg").convert("RGB")
+    photo.thumbnail((640, 480))
+    frame = Image.new("RGB", (640, 480), (90, 90, 90))
+    frame.paste(photo, ((640 - photo.width) // 2, 0))
+    still = tmp_path / "grace_640.png"
+    frame.save(still)
+    server = sightline("--face-model", YUNET, source=f"file:{still}?fps={FPS}")
+    server.wait_live()
+    bomb = bomb_png()
+    assert len(bomb) < 2 << 20
+    viewer = Viewer(server.port)
+    viewer.start()
+    gaps = {}
+    try:
+        deadline = time.monotonic() + 20
+        while not viewer.face_ids and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert viewer.face_ids, "no face on the stream to name"
+        face_id = viewer.face_ids[0]
+
+        # (a) ten noisy 600x450 templates: upload, thumbnail, delete.
+        start = time.monotonic()
+        for i in range(10):
+            status, data = call(server.port, "POST", f"/api/templates?name=noise{i}", noisy_png(i), AUTH)
+            assert status == 201, data
+            status, data = call(server.port, "GET", f"/api/templates/noise{i}.png")
+            assert status == 200 and data[:8] == b"\x89PNG\r\n\x1a\n"
+            status, data = call(server.port, "DELETE", f"/api/templates/noise{i}", headers=AUTH)
+            assert status == 200, data
+        gaps["templates"] = viewer.longest_gap(start, time.monotonic())
+
+        # (b) a PNG whose image data inflates to 1 GiB behind a 600x450 header.
+        start = time.monotonic()
+        status, data = call(server.port, "POST", "/api/templates?name=bomb", bomb, AUTH)
+        assert status == 413 and json.loads(data)["error"], data
+        gaps["bomb"] = viewer.longest_gap(start, time.monotonic())
+
+        # (c) name the face, then confirm it 20 times (LBPH training and saving).
+        start = time.monotonic()
+        status, data = call(server.port, "POST", f"/api/faces/{face_id}/name", json.dumps({"name": "Grace"}).encode(),
+                            {**AUTH, "Content-Type": "application/json"})
+        assert status == 200, data
+        deadline = time.monotonic() + 10
+        while viewer.face_names != ["Grace"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert viewer.face_names == ["Grace"], f"the named face is not recognised: {viewer.face_names}"
+        for _ in range(20):
+            status, data = call(server.port, "POST", f"/api/faces/{face_id}/feedback",
+                                json.dumps({"correct": True}).encode(), {**AUTH, "Content-Type": "application/json"})
+            assert status == 200, data
+        gaps["faces"] = viewer.longest_gap(start, time.monotonic())
+
+        # (d) the device list, 20 times.
+        start = time.monotonic()
+        for _ in range(20):
+            status, data = call(server.port, "GET", "/api/sources")
+            assert status == 200 and json.loads(data)["sources"], data
+        gaps["sources"] = viewer.longest_gap(start, time.monotonic())
+    finally:
+        viewer.close()
+    assert viewer.error is None, viewer.error
+    print("longest gaps (ms):", {k: round(v * 1000, 1) for k, v in gaps.items()})
+    for phase, gap in gaps.items():
+        assert gap < 3 * BUDGET_S, f"{phase}: the viewer waited {gap * 1000:.0f} ms for a frame (budget {BUDGET_S * 1000:.0f} ms)"
