@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Checks the bearer token of mutating calls and slows down addresses that
 /// keep getting it wrong: after `freeFailures` failures within a minute, an
@@ -6,9 +7,9 @@ import Foundation
 /// each further failure, up to a minute, even with the right token. The
 /// server's thread never sleeps for it, so everyone else keeps being served.
 ///
-/// Threads: called on the lws service thread (and from tests); `failures`
-/// is guarded by `lock`.
-public final class AuthGuard: @unchecked Sendable {
+/// Threads: called on the lws service thread (and from tests); the
+/// per-address records are in a `Mutex`.
+public final class AuthGuard: Sendable {
     public static let freeFailures = 5
     public static let window = 60.0
     public static let maximumBlock = 60.0
@@ -18,8 +19,7 @@ public final class AuthGuard: @unchecked Sendable {
 
     public let token: AccessToken
     private let now: @Sendable () -> Double
-    private let lock = NSLock()
-    private var records: [String: Record] = [:]
+    private let records = Mutex<[String: Record]>([:])
 
     public init(token: AccessToken, now: @escaping @Sendable () -> Double = { MonotonicClock.wallSeconds() }) {
         self.token = token
@@ -36,7 +36,7 @@ public final class AuthGuard: @unchecked Sendable {
     public func refusal(for request: HTTPRequest) -> HTTPResponse? {
         let address = request.peer.isEmpty ? "unknown" : request.peer
         let time = now()
-        return lock.withLock { () -> HTTPResponse? in
+        return records.withLock { records -> HTTPResponse? in
             var record = records[address] ?? Record()
             if record.blockedUntil > time {
                 return Self.tooMany(retryAfter: record.blockedUntil - time)

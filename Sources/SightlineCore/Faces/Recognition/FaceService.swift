@@ -20,9 +20,10 @@ public struct EnrollmentResult: Codable, Sendable, Equatable {
 ///   `try()`: when the service thread is busy learning or saving, the frame
 ///   keeps the names it had and recognition retries on the next frame, so
 ///   the pipeline never waits behind disk I/O.
-/// - The server's service thread calls `name`, `feedback`, `people` and
-///   `removePerson`; it takes `stateLock` to read crops, then `modelLock` to
-///   learn and save. The two locks are never held together.
+/// - The HTTP side calls `name`, `feedback`, `people` and `removePerson`
+///   on the request worker (`sightline.requests`, never the libwebsockets
+///   thread); it takes `stateLock` to read crops, then `modelLock` to learn
+///   and save. The two locks are never held together.
 /// `@unchecked Sendable` by that discipline.
 public final class FaceService: @unchecked Sendable {
     public struct Options: Sendable {
