@@ -54,6 +54,8 @@ public final class FaceAttributeReader {
     static let mouthWindow = (x: 0.12, y: 0.62, w: 0.76, h: 0.38)
     /// Eye windows are centred on each eye, tight enough to leave out the
     /// eyebrow (a brow over a lid line looks like an eye to the cascade).
+    /// Where each eye window is tried, as fractions of the crop (see openEyeConfidence).
+    static let eyeWindowShifts: [(x: Double, y: Double)] = [(0, 0), (0, -0.03), (0, 0.03), (-0.03, 0), (0.03, 0)]
     static func eyeWindow(centreX: Double) -> (x: Double, y: Double, w: Double, h: Double) {
         (centreX - 0.15, 0.24, 0.3, 0.28)
     }
@@ -117,16 +119,27 @@ public final class FaceAttributeReader {
 
     /// The eye cascades' strongest confidence over both eye windows of the
     /// plain gray crop (equalizing washes out eyes behind glasses); -inf when
-    /// nothing there looks like an open eye. Stops at the first confidence
-    /// over `openEyeWeight`: one open eye is enough, and most eyes are open.
+    /// nothing there looks like an open eye. Each window is also tried
+    /// shifted by 3 % of the crop each way: the windows are tight (to leave
+    /// out the eyebrow), so a landmark 1-2 px off (which differs between
+    /// detections of one face, and between CPUs' arithmetic) could otherwise
+    /// turn an open eye closed. Stops at the first confidence over
+    /// `openEyeWeight`: one open eye is enough, and most eyes are open, so an
+    /// open face costs one window and only closed eyes cost all of them.
     func openEyeConfidence(in crop: ImageBuffer) throws -> Double {
         var best = -Double.infinity
         for cascade in eyes {
             for centre in [FaceAligner.defaultEyeInset, 1 - FaceAligner.defaultEyeInset] {
-                let window = Self.window(crop, Self.eyeWindow(centreX: centre))
-                if let weight = try cascade.bestWeight(window, scaleFactor: Self.scaleStep, minSize: Self.eyeSize.min,
-                                                       maxSize: Self.eyeSize.max) { best = max(best, weight) }
-                if best > options.openEyeWeight { return best }
+                for shift in Self.eyeWindowShifts {
+                    var part = Self.eyeWindow(centreX: centre)
+                    part.x += shift.x
+                    part.y += shift.y
+                    if let weight = try cascade.bestWeight(Self.window(crop, part), scaleFactor: Self.scaleStep,
+                                                           minSize: Self.eyeSize.min, maxSize: Self.eyeSize.max) {
+                        best = max(best, weight)
+                    }
+                    if best > options.openEyeWeight { return best }
+                }
             }
         }
         return best
