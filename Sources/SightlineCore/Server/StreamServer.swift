@@ -273,15 +273,15 @@ public final class StreamServer: @unchecked Sendable {
         let methodIndex = lws_http_get_uri_and_method(wsi, &uri, &uriLength)
         let request = HTTPRequest(method: Self.method(methodIndex), path: path, query: query(wsi),
                                   headers: headers(wsi), peer: peer(wsi))
-        guard request.headers["host"] != nil else {
+        guard request.headers["host"] != nil, lws_hdr_total_length(wsi, WSI_TOKEN_HTTP) > 0 else {
             // HTTP/1.1 requires Host. libwebsockets 4.1 also ends a request
             // line at an encoded CR or LF in its URL and drops the rest of the
-            // line (the query after it, the HTTP version, and the Host header
-            // after it), so a request like ?name=a%0Ab arrives as ?name=a
-            // without a Host: refusing it is how such a URL is not silently cut short.
+            // line (the query after it and the HTTP version; after %0A the
+            // Host header too), so ?name=a%0Ab arrives as ?name=a: a request
+            // line without its HTTP version is refused, never cut short.
             connection.closeAfterResponse = true
             return respond(wsi, connection, .error(400, "bad request",
-                                                   detail: "no Host header, or a line break (%0A, %0D) in the URL"))
+                                                   detail: "no Host header or HTTP version, or a line break (%0A, %0D) in the URL"))
         }
         let hasBody = [.post, .put, .patch].contains(request.method)
         let contentLength = request.headers["content-length"]

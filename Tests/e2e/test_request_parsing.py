@@ -1,0 +1,138 @@
+"""How requests are read, with real clients on a real server: chunked bodies (411),
+Content-Length with Transfer-Encoding (400), a line break encoded in the URL (400, never a
+shortened name), multipart forms through libwebsockets' parser, names that differ only
+by space and underscore, and a switched-to source tried at once."""
+
+import io
+import json
+import socket
+import time
+
+from conftest import HOST, TOKEN, http_get
+
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def noise_png(seed: int, size=(64, 48)) -> bytes:
+    from PIL import Image
+    img = Image.effect_noise(size, 40 + seed).convert("RGB")
+    out = io.BytesIO()
+    img.save(out, "PNG")
+    return out.getvalue()
+
+
+def raw(port: int, head: str, body: bytes = b"", timeout: float = 5.0) -> tuple[int, bytes]:
+    """Sends bytes as given and reads the answer until the connection closes or the
+    Content-Length is read; returns (status, whole answer)."""
+    with socket.create_connection((HOST, port), timeout=timeout) as s:
+        s.sendall(head.encode("latin-1") + body)
+        data = b""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                break
+            if not chunk:
+                break
+            data += chunk
+            if b"\r\n\r\n" in data:
+                header, _, rest = data.partition(b"\r\n\r\n")
+                length = [int(line.split(b":")[1]) for line in header.split(b"\r\n")
+                          if line.lower().startswith(b"content-length:")]
+                if length and len(rest) >= length[0]:
+                    break
+    assert data.startswith(b"HTTP/1."), data[:200]
+    return int(data.split(b" ")[1]), data
+
+
+def names(server) -> set:
+    return {t["name"] for t in json.loads(http_get(server.port, "/api/templates")[2])["templates"]}
+
+
+def test_chunked_and_conflicting_lengths(sightline):
+    server = sightline(source="demo")
+    png = noise_png(1)
+    chunked = f"{len(png):x}\r\n".encode() + png + b"\r\n0\r\n\r\n"
+    head = (f"POST /api/templates?name=chunky HTTP/1.1\r\nHost: {HOST}:{server.port}\r\n"
+            f"Authorization: Bearer {TOKEN}\r\nContent-Type: image/png\r\nTransfer-Encoding: chunked\r\n\r\n")
+    status, answer = raw(server.port, head, chunked)
+    assert status == 411 and b"Content-Length" in answer, answer[-300:]
+    head = (f"POST /api/templates?name=both HTTP/1.1\r\nHost: {HOST}:{server.port}\r\n"
+            f"Authorization: Bearer {TOKEN}\r\nContent-Length: {len(png)}\r\nTransfer-Encoding: chunked\r\n\r\n")
+    status, answer = raw(server.port, head, png)
+    assert status == 400 and b"not both" in answer, answer[-300:]
+    assert "chunky" not in names(server) and "both" not in names(server)
+    # The same upload with its length is fine.
+    status, _, data = http_get(server.port, "/api/templates?name=sized", method="POST", body=png, headers=AUTH)
+    assert status == 201, data
+
+
+def test_a_line_break_in_the_url_is_refused_not_cut_short(sightline):
+    server = sightline(source="demo")
+    for query in ("a%0Ab", "a%0Db", "a%0D%0Ab"):
+        head = (f"POST /api/templates?name={query} HTTP/1.1\r\nHost: {HOST}:{server.port}\r\n"
+                f"Authorization: Bearer {TOKEN}\r\nContent-Length: {len(noise_png(2))}\r\nConnection: close\r\n\r\n")
+        status, answer = raw(server.port, head, noise_png(2))
+        assert status == 400, (query, answer[-300:])
+    assert names(server) == {"demo"}
+    # No Host at all: 400 too.
+    status, _ = raw(server.port, "GET /api/state HTTP/1.1\r\nConnection: close\r\n\r\n")
+    assert status == 400
+
+
+def test_multipart_forms_go_through_lws_spa(sightline):
+    server = sightline(source="demo")
+    png = noise_png(3)
+    boundary = "----sightline-e2e-7d1"
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"threshold\"\r\n\r\n0.81\r\n"
+            f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"front door.png\"\r\n"
+            f"Content-Type: image/png\r\n\r\n").encode() + png + f"\r\n--{boundary}--\r\n".encode()
+    headers = {**AUTH, "Content-Type": f"multipart/form-data; boundary={boundary}"}
+    status, _, data = http_get(server.port, "/api/templates", method="POST", body=body, headers=headers)
+    assert status == 201, data
+    template = json.loads(data)["template"]
+    assert template["name"] == "front door" and template["threshold"] == 0.81
+    # A form without a file, and one cut off inside its part.
+    no_file = f"--{boundary}\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nx\r\n--{boundary}--\r\n".encode()
+    status, _, data = http_get(server.port, "/api/templates", method="POST", body=no_file, headers=headers)
+    assert status == 400 and json.loads(data)["error"], data
+    status, _, data = http_get(server.port, "/api/templates", method="POST", body=body[: len(body) // 2], headers=headers)
+    assert status in (400, 422) and json.loads(data)["error"], data
+    assert names(server) == {"demo", "front door"}
+
+
+def test_space_and_underscore_names_are_two_templates_after_a_restart(sightline, tmp_path):
+    data_dir = tmp_path / "data"
+    server = sightline("--data-dir", data_dir, source="demo")
+    for name, seed in (("my%20logo", 4), ("my_logo", 5)):
+        status, _, data = http_get(server.port, f"/api/templates?name={name}", method="POST", body=noise_png(seed),
+                                   headers=AUTH)
+        assert status == 201, data
+    server.stop_checked()
+    server = sightline("--data-dir", data_dir, source="demo")
+    assert {"my logo", "my_logo"} <= names(server)
+    files = sorted(p.name for p in (data_dir / "templates").iterdir())
+    assert files == ["index.json", "my%20logo.png", "my_logo.png"], files
+    a = http_get(server.port, "/api/templates/my%20logo.png")[2]
+    b = http_get(server.port, "/api/templates/my_logo.png")[2]
+    assert a[:8] == b[:8] == b"\x89PNG\r\n\x1a\n" and a != b
+
+
+def test_a_switched_to_source_is_tried_at_once(sightline, tmp_path):
+    missing = tmp_path / "gone.mp4"
+    server = sightline("--offer-source", f"file:{missing}", source="demo")
+    server.wait_live()
+    status, _, data = http_get(server.port, "/api/source", method="POST",
+                               body=json.dumps({"spec": f"file:{missing}"}).encode(),
+                               headers={**AUTH, "Content-Type": "application/json"})
+    assert status == 200, data
+    deadline = time.monotonic() + 2.0
+    state = {}
+    while time.monotonic() < deadline:
+        state = json.loads(http_get(server.port, "/api/state")[2])["source"]
+        if state["spec"] == f"file:{missing}" and state["state"] == "noSignal":
+            break
+        time.sleep(0.05)
+    assert state["spec"] == f"file:{missing}" and state["state"] == "noSignal", state
+    assert state["retryInSeconds"] <= 1.0, state   # its own backoff, not the demo's
