@@ -60,21 +60,24 @@ import Testing
         #expect(Template.parse(argument: "/x/logo.png") == ("/x/logo.png", "logo"))
     }
 
-    @Test func tokenIsGeneratedPrivateAndReused() throws {
-        let dir = try TestPaths.temporaryDirectory()
-        let first = try AccessToken.resolve(environment: [:], configured: nil, dataDir: dir)
-        #expect(first.origin == .generated)
-        #expect(first.value.count == 64)
-        let attributes = try FileManager.default.attributesOfItem(atPath: dir + "/token")
-        #expect((attributes[.posixPermissions] as? Int) == 0o600)
-        let second = try AccessToken.resolve(environment: [:], configured: nil, dataDir: dir)
-        #expect(second.origin == .file && second.value == first.value)
-        let fromEnvironment = try AccessToken.resolve(environment: ["SIGHTLINE_TOKEN": "abc"], configured: "zzz", dataDir: dir)
-        #expect(fromEnvironment.value == "abc")
-        #expect(fromEnvironment.matches("abc"))
-        #expect(!fromEnvironment.matches("abd"))
-        #expect(!fromEnvironment.matches("ab"))
-        #expect(!fromEnvironment.matches(nil))
+    @Test func accessAndTLSKeys() throws {
+        let config = try SightlineConfig.parse("""
+            access: {view: token, allowedOrigins: ["https://cam.example"], allowedHosts: [cam.local], sessionMinutes: 30}
+            tls: {auto: true}
+            """, origin: "t")
+        var settings = ServeSettings()
+        try settings.apply(config)
+        #expect(settings.viewOpen == false && !settings.viewingIsOpen)
+        #expect(settings.allowedOrigins == ["https://cam.example"] && settings.allowedHosts == ["cam.local"])
+        #expect(settings.sessionMinutes == 30 && settings.tlsAuto && settings.tlsEnabled)
+        var bad = ServeSettings()
+        #expect(throws: ConfigError.self) { try bad.apply(SightlineConfig.parse("access: {view: maybe}", origin: "t")) }
+        #expect(throws: ConfigError.self) { try SightlineConfig.parse("access: {viewers: open}", origin: "t") }
+        var open = ServeSettings()
+        open.host = "0.0.0.0"
+        #expect(!open.viewingIsOpen)
+        open.host = "127.0.0.1"
+        #expect(open.viewingIsOpen)
     }
 }
 

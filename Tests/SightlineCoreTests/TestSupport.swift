@@ -21,3 +21,11 @@ enum TestPaths {
         return path
     }
 }
+
+extension AuthGuard {
+    /// What the tests use: one admin token, "s3cret", viewing open (loopback).
+    static func testing(viewOpen: Bool = true) -> AuthGuard {
+        AuthGuard(tokens: TokenStore(fixed: [(name: "config", role: .admin, token: "s3cret")]),
+                  policy: AccessPolicy(viewOpen: viewOpen, loopbackBound: true))
+    }
+}

@@ -14,10 +14,15 @@ enum Routes {
         let sources: SourcesAPI
         let faces: FaceAPI?
         let auth: AuthGuard
+        /// Whether the source delivers frames now.
+        let live: @Sendable () -> Bool
     }
 
     static func router(_ parts: Parts) -> Router {
-        let snapshot: Route.Handler = { _ in Self.snapshot(parts.latestFrame()) }
+        let snapshot: Route.Handler = { _ in
+            parts.live() ? Self.snapshot(parts.latestFrame())
+                : .error(503, "no signal", detail: "the source delivers no frames now; see /api/state")
+        }
         let stream: Route.Handler = { _ in Self.stream() }
         var routes = [
             Route(.get, "/", access: .viewer) { request in
@@ -31,8 +36,13 @@ enum Routes {
             Route(.get, "/api/state", access: .viewer) { _ in .json(parts.state()) },
             Route(.get, "/metrics", access: .viewer) { _ in .text(parts.metrics(), contentType: PrometheusText.contentType) },
             Route(.get, "/snapshot.jpg", access: .viewer, handler: snapshot),
+            // For supervisors: 200 while frames flow, 503 otherwise. Says nothing else, so it is open.
+            Route(.get, "/healthz", access: .viewer) { _ in
+                parts.live() ? .text("live\n") : .error(503, "no signal", detail: "the source delivers no frames now")
+            },
             Route(.get, "/stream.mjpg", access: .viewer, handler: stream),
         ]
+        routes += SessionAPI(auth: parts.auth).routes
         routes += parts.templates.routes + parts.sources.routes + (parts.faces?.routes ?? [])
         return Router(routes: routes, authorize: { request, access in parts.auth.refusal(for: request, needs: access) },
                       fallback: { request in parts.staticFiles.response(for: request.path) })

@@ -9,7 +9,7 @@ import Logging
 /// Threads: `init`, `start` and `stop` are called from the main thread.
 public final class SightlineServer: Sendable {
     public let settings: ServeSettings
-    public let token: AccessToken
+    public let tokens: TokenStore
     public let camera: CameraGraph
     private let stream: StreamSink
     private let server: StreamServer
@@ -21,18 +21,23 @@ public final class SightlineServer: Sendable {
         self.settings = settings
         self.logger = logger
         try FileManager.default.createDirectory(atPath: settings.dataDir, withIntermediateDirectories: true)
-        token = try AccessToken.resolve(environment: environment, configured: settings.token, dataDir: settings.dataDir)
-        if token.origin == .generated {
-            logger.notice("generated an access token for mutating calls",
+        let (tokens, generated) = try TokenStore.open(dataDir: settings.dataDir, environment: environment,
+                                                      configured: settings.token, makeAdmin: true)
+        self.tokens = tokens
+        if let generated {
+            logger.notice("made an admin token (shown once; also in the file, mode 0600)",
                           metadata: ["file": "\((settings.dataDir as NSString).appendingPathComponent("token"))",
-                                     "token": "\(token.value)"])
+                                     "token": "\(generated)"])
+        }
+        if settings.viewingIsOpen && !ServeSettings.isLoopback(settings.host) {
+            logger.warning("viewing is open to anyone who can reach \(settings.host):\(settings.port) (access.view: open)")
         }
         let stats = PipelineStats()
         let stream = StreamSink(stats: stats)
         let camera = try assembly.build(stats: stats, sinks: [stream, WatchdogSink()])
         self.camera = camera
         self.stream = stream
-        server = Self.makeServer(settings: settings, camera: camera, stream: stream, token: token,
+        server = Self.makeServer(settings: settings, camera: camera, stream: stream, tokens: tokens,
                                  startedAt: startedAt, logger: logger)
     }
 
@@ -81,7 +86,7 @@ public final class SightlineServer: Sendable {
     private static func uptime(since start: UInt64) -> Double { Double(MonotonicClock.nanos() - start) / 1e9 }
 
     /// The libwebsockets server and its routes, reading the camera's parts.
-    private static func makeServer(settings: ServeSettings, camera: CameraGraph, stream: StreamSink, token: AccessToken,
+    private static func makeServer(settings: ServeSettings, camera: CameraGraph, stream: StreamSink, tokens: TokenStore,
                                    startedAt: UInt64, logger: Logger) -> StreamServer {
         let capture = camera.capture
         let templates = TemplateAPI(library: camera.templates, store: camera.templateStore,
@@ -90,16 +95,20 @@ public final class SightlineServer: Sendable {
                                     frameSize: { capture.status.format.map { ($0.width, $0.height) } })
         let sources = SourcesAPI(configured: settings.offeredSources, current: { capture.status.spec },
                                  switchTo: { spec in try camera.switchSource(to: spec) })
+        let auth = AuthGuard(tokens: tokens, sessions: SessionStore(lifetime: settings.sessionMinutes * 60),
+                             policy: AccessPolicy(settings: settings))
         let router = Routes.router(Routes.Parts(
             state: { state(camera: camera, startedAt: startedAt) },
             metrics: { metrics(camera: camera, startedAt: startedAt) },
             latestFrame: { stream.slot.latest },
             staticFiles: StaticFiles(root: ResourceLocator.locate(settings.webRoot)),
             templates: templates, sources: sources, faces: camera.faceService.map { FaceAPI(service: $0) },
-            auth: AuthGuard(token: token)))
+            auth: auth,
+            live: { capture.status.state == .live }))
         var options = StreamServer.Options()
         options.host = settings.host
         options.port = settings.port
-        return StreamServer(options: options, frames: stream.slot, stats: camera.stats, logger: logger, router: router)
+        return StreamServer(options: options, frames: stream.slot, stats: camera.stats, logger: logger, router: router,
+                            access: auth)
     }
 }

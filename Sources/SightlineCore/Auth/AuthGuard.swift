@@ -1,14 +1,19 @@
 import Foundation
 import Synchronization
 
-/// Checks the bearer token of mutating calls and slows down addresses that
-/// keep getting it wrong: after `freeFailures` failures within a minute, an
-/// address is refused (429, with Retry-After) for a time that doubles with
-/// each further failure, up to a minute, even with the right token. The
-/// server's thread never sleeps for it, so everyone else keeps being served.
+/// Who may make a call: finds the caller's credential (a Bearer token, HTTP
+/// Basic with the token as the password, or the page's session cookie),
+/// checks the route's access against its role and the access policy (open
+/// viewing, Origin), and slows down addresses that keep presenting wrong
+/// credentials: after `freeFailures` failures within a minute, an address is
+/// refused (429, with Retry-After) for a time that doubles with each further
+/// failure, up to a minute. Only that address: a correct credential from
+/// anywhere else is never locked out by someone else's failures. The
+/// server's thread never sleeps for it.
 ///
 /// Threads: called on the lws service thread (and from tests); the
-/// per-address records are in a `Mutex`.
+/// per-address records are in a `Mutex`; the token and session stores guard
+/// their own state.
 public final class AuthGuard: Sendable {
     public static let freeFailures = 5
     public static let window = 60.0
@@ -17,31 +22,68 @@ public final class AuthGuard: Sendable {
 
     struct Record { var failures: [Double] = []; var blockedUntil = 0.0 }
 
-    public let token: AccessToken
+    public let tokens: TokenStore
+    public let sessions: SessionStore
+    public let policy: AccessPolicy
     private let now: @Sendable () -> Double
     private let records = Mutex<[String: Record]>([:])
 
-    public init(token: AccessToken, now: @escaping @Sendable () -> Double = { MonotonicClock.wallSeconds() }) {
-        self.token = token
+    public init(tokens: TokenStore, sessions: SessionStore = SessionStore(), policy: AccessPolicy,
+                now: @escaping @Sendable () -> Double = { MonotonicClock.wallSeconds() }) {
+        self.tokens = tokens
+        self.sessions = sessions
+        self.policy = policy
         self.now = now
     }
 
-    /// nil when the request may make a call that needs `access`; otherwise
-    /// the refusal to send. Viewing is open (the server is bound to loopback).
-    public func refusal(for request: HTTPRequest, needs access: Access) -> HTTPResponse? {
-        access == .admin ? refusal(for: request) : nil
+    /// The credential a request presents, and whether it presented any.
+    public func credential(for request: HTTPRequest) -> (credential: Credential?, presented: Bool) {
+        var presented = false
+        if let token = request.bearerToken ?? request.basicPassword {
+            presented = true
+            if let credential = tokens.credential(for: token) { return (credential, true) }
+        }
+        if let id = SessionStore.id(in: request) {
+            presented = true
+            if let credential = sessions.credential(for: id) {
+                if tokens.isValid(credential) { return (credential, true) }
+                sessions.close(credentialNamed: credential.name)
+            }
+        }
+        return (nil, presented)
     }
 
-    /// nil when the request carries the admin token; otherwise the refusal to send.
-    public func refusal(for request: HTTPRequest) -> HTTPResponse? {
+    /// nil when the request may make a call that needs `access`; otherwise the refusal to send.
+    public func refusal(for request: HTTPRequest, needs access: Access) -> HTTPResponse? {
+        let changes = access == .admin || ![.get, .head].contains(request.method)
+        if changes, let refusal = policy.originRefusal(request) { return refusal }
+        if access == .viewer && policy.viewOpen { return nil }
         let address = request.peer.isEmpty ? "unknown" : request.peer
         let time = now()
-        return records.withLock { records -> HTTPResponse? in
+        if let blocked = records.withLock({ $0[address].map(\.blockedUntil) }), blocked > time {
+            return Self.tooMany(retryAfter: blocked - time)
+        }
+        let (credential, presented) = credential(for: request)
+        guard let credential else {
+            if presented { recordFailure(address, at: time) }
+            var response = HTTPResponse.error(401, presented ? "wrong credential" : "sign in",
+                                              detail: access == .admin
+                                                  ? "send an admin token as 'Authorization: Bearer <token>' (SIGHTLINE_TOKEN, "
+                                                      + "the config, <data-dir>/token or `sightline token add`)"
+                                                  : "send a token as 'Authorization: Bearer <token>', as the password of HTTP "
+                                                      + "Basic, or sign in on the page")
+            if access == .viewer { response.headers.append(("www-authenticate:", "Basic realm=\"Sightline\", charset=\"UTF-8\"")) }
+            return response
+        }
+        guard credential.role.allows(access == .admin ? .admin : .viewer) else {
+            return .error(403, "not allowed", detail: "'\(credential.name)' is a \(credential.role.rawValue) token; this needs admin")
+        }
+        return nil
+    }
+
+    private func recordFailure(_ address: String, at time: Double) {
+        records.withLock { records in
             var record = records[address] ?? Record()
-            if record.blockedUntil > time {
-                return Self.tooMany(retryAfter: record.blockedUntil - time)
-            }
-            if token.matches(request.bearerToken) { return nil }
             record.failures = record.failures.filter { time - $0 < Self.window } + [time]
             let excess = record.failures.count - Self.freeFailures
             if excess > 0 {
@@ -49,9 +91,6 @@ public final class AuthGuard: Sendable {
             }
             if records.count >= Self.maximumTracked { records = records.filter { $0.value.blockedUntil > time } }
             records[address] = record
-            return .error(401, "missing or wrong token",
-                          detail: "send the server's token as 'Authorization: Bearer <token>' "
-                              + "(SIGHTLINE_TOKEN, the config, or <data-dir>/token)")
         }
     }
 

@@ -85,6 +85,13 @@ public final class TokenStore: Sendable {
         self.fixed = fixed
     }
 
+    /// A store with only these tokens and no file (tests, tools).
+    public init(fixed tokens: [(name: String, role: Role, token: String)]) {
+        path = ""
+        tokenFilePath = ""
+        fixed = tokens.map { Entry(name: $0.name, role: $0.role, sha256: Self.digest($0.token), createdAt: 0) }
+    }
+
     /// The credential a token proves, or nil. Compares digests in constant time.
     public func credential(for token: String?) -> Credential? {
         guard let token, !token.isEmpty, token.utf8.count <= 512 else { return nil }
@@ -121,6 +128,7 @@ public final class TokenStore: Sendable {
         guard !(fixed + state.withLock { $0.entries }).contains(where: { $0.name == name }) else {
             throw TokenError.exists(name)
         }
+        guard !path.isEmpty else { throw TokenError.unreadable("(no file)", "this store keeps no tokens of its own") }
         let value = Self.makeToken()
         try insert(Entry(name: name, role: role, sha256: Self.digest(value), createdAt: Self.now()))
         return value
@@ -160,6 +168,7 @@ public final class TokenStore: Sendable {
 
     /// Reads the file again when it changed on disk (or when forced).
     private func reload(force: Bool = false) throws {
+        guard !path.isEmpty else { return }
         var info = stat()
         let stamp: [Int] = stat(path, &info) == 0
             ? [Int(info.st_ino), Int(info.st_size), Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec)] : []

@@ -41,7 +41,30 @@ public struct ServeSettings: Sendable {
     /// (costs detection rate, not frames: detection runs beside the pipeline).
     public var faceRefineLandmarks = true
 
+    /// Viewing without a credential: nil decides by the address (open on
+    /// loopback, closed elsewhere); true/false force it (`access.view`).
+    public var viewOpen: Bool?
+    /// Origins besides the server's own that may open /ws and make changes.
+    public var allowedOrigins: [String] = []
+    /// Host names besides localhost and the loopback addresses a loopback-bound server answers to.
+    public var allowedHosts: [String] = []
+    public var sessionMinutes = 12 * 60.0
+    /// TLS: PEM files, or `tlsAuto` for a self-signed certificate in <data-dir>/tls.
+    public var tlsCert: String?
+    public var tlsKey: String?
+    public var tlsAuto = false
+
     public init() {}
+
+    /// Whether `host` is a loopback address or name.
+    public static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    /// Whether viewing needs no credential with these settings.
+    public var viewingIsOpen: Bool { viewOpen ?? Self.isLoopback(host) }
+
+    public var tlsEnabled: Bool { tlsAuto || tlsCert != nil }
 
     /// The matcher's options from these settings.
     public var matcherOptions: TemplateMatcher.Options {
@@ -61,6 +84,18 @@ public struct ServeSettings: Sendable {
         if let v = config.server?.host { host = v }
         if let v = config.server?.port { port = v }
         if let v = config.server?.webRoot { webRoot = v }
+        switch config.access?.view {
+        case nil: break
+        case "open": viewOpen = true
+        case "token": viewOpen = false
+        case let other?: throw ConfigError.invalid("access.view must be open or token, got '\(other)'")
+        }
+        if let v = config.access?.allowedOrigins { allowedOrigins = v }
+        if let v = config.access?.allowedHosts { allowedHosts = v }
+        if let v = config.access?.sessionMinutes { sessionMinutes = v }
+        if let v = config.tls?.auto { tlsAuto = v }
+        if let v = config.tls?.cert, !v.isEmpty { tlsCert = v }
+        if let v = config.tls?.key, !v.isEmpty { tlsKey = v }
         if let v = config.source?.spec { source = v }
         if let v = config.source?.width { cameraWidth = v }
         if let v = config.source?.height { cameraHeight = v }
@@ -102,6 +137,10 @@ public struct ServeSettings: Sendable {
         guard cameraWidth > 0, cameraHeight > 0, cameraFPS > 0 else {
             throw ConfigError.invalid("source width, height and fps must be positive")
         }
+        guard (tlsCert == nil) == (tlsKey == nil) else {
+            throw ConfigError.invalid("tls needs both a certificate and a key (--tls-cert and --tls-key)")
+        }
+        guard sessionMinutes > 0 else { throw ConfigError.invalid("access.sessionMinutes must be positive") }
         guard debugStageDelayMs >= 0 else { throw ConfigError.invalid("--debug-stage-delay-ms must be >= 0") }
         _ = try SourceSpec.parse(source)
         for offered in offeredSources { _ = try SourceSpec.parse(offered) }

@@ -45,7 +45,26 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var maxInstances: Int?
     }
 
+    public struct Access: Codable, Sendable, Equatable {
+        /// "open" (anyone may view) or "token" (viewing needs a credential);
+        /// unset: open on loopback, token elsewhere.
+        public var view: String?
+        public var allowedOrigins: [String]?
+        public var allowedHosts: [String]?
+        /// Minutes a sign-in cookie lasts.
+        public var sessionMinutes: Double?
+    }
+
+    public struct TLS: Codable, Sendable, Equatable {
+        /// true: a self-signed certificate made in <data-dir>/tls at first start.
+        public var auto: Bool?
+        public var cert: String?
+        public var key: String?
+    }
+
     public var server: Server?
+    public var access: Access?
+    public var tls: TLS?
     public var source: Source?
     public var demo: Demo?
     public var jpeg: JPEG?
@@ -58,7 +77,9 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
     public init() {}
 
     static let knownKeys: [String: Set<String>] = [
-        "": ["server", "source", "demo", "jpeg", "templates", "faces", "dataDir", "token", "logLevel"],
+        "": ["server", "access", "tls", "source", "demo", "jpeg", "templates", "faces", "dataDir", "token", "logLevel"],
+        "access": ["view", "allowedOrigins", "allowedHosts", "sessionMinutes"],
+        "tls": ["auto", "cert", "key"],
         "server": ["host", "port", "webRoot"],
         "source": ["spec", "width", "height", "fps", "offer"],
         "faces": ["enabled", "model", "maxFaces", "detectEvery", "region", "refineLandmarks"],

@@ -19,6 +19,10 @@ final class Connection {
     var awaitingWorker = false
     /// The worker's answer, written on the next writeable callback.
     var pendingAnswer: HTTPResponse?
+    /// CORS headers for this request's allowed foreign origin (usually none).
+    var corsHeaders: [(String, String)] = []
+    /// The Host the request came by (for the page's Content-Security-Policy).
+    var requestHost = ""
     /// The HTTP response body being written, and how far.
     var responseBody = Data()
     var responseOffset = 0

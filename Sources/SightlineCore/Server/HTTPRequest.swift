@@ -42,6 +42,18 @@ public struct HTTPRequest: Sendable {
         self.peer = peer
     }
 
+    /// The password of `Authorization: Basic` (any user name), which is
+    /// where Home Assistant, VLC and ffmpeg put a token.
+    public var basicPassword: String? {
+        guard let value = headers["authorization"] else { return nil }
+        let parts = value.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "basic",
+              let decoded = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
+              let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":") else { return nil }
+        let password = String(text[text.index(after: colon)...])
+        return password.isEmpty ? nil : password
+    }
+
     /// The token from `Authorization: Bearer <token>`, if any.
     public var bearerToken: String? {
         guard let value = headers["authorization"] else { return nil }

@@ -38,6 +38,8 @@ public final class StreamServer: @unchecked Sendable {
     private let stats: PipelineStats
     private let router: Router
     private let worker: RequestWorker
+    /// Host, Origin and credential checks that come before routing (nil: none).
+    private let access: AuthGuard?
     private let logger: Logger
     private let pre = Int(sl_lws_pre())
 
@@ -56,7 +58,8 @@ public final class StreamServer: @unchecked Sendable {
     public private(set) var boundPort = 0
 
     public init(options: Options, frames: LatestFrameSlot, stats: PipelineStats, logger: Logger, router: Router,
-                worker: RequestWorker = RequestWorker()) {
+                worker: RequestWorker = RequestWorker(), access: AuthGuard? = nil) {
+        self.access = access
         self.options = options
         self.frames = frames
         self.stats = stats
@@ -132,7 +135,7 @@ public final class StreamServer: @unchecked Sendable {
             return requestPath(wsi) == "/ws" ? 0 : 1
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             let upgrade = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? ""
-            return upgrade == "websocket" ? 0 : answerWithoutUpgrade(wsi)
+            return upgrade == "websocket" ? confirmWebSocket(wsi) : answerWithoutUpgrade(wsi)
         case LWS_CALLBACK_ESTABLISHED:
             let connection = Connection(role: .webSocket, id: takeID())
             connection.accountedThrough = frames.latest.map { $0.index - 1 } ?? 0
@@ -283,6 +286,12 @@ public final class StreamServer: @unchecked Sendable {
             return respond(wsi, connection, .error(400, "bad request",
                                                    detail: "no Host header or HTTP version, or a line break (%0A, %0D) in the URL"))
         }
+        if let refusal = access?.policy.hostRefusal(request, port: boundPort) {
+            connection.closeAfterResponse = true
+            return respond(wsi, connection, refusal)
+        }
+        connection.corsHeaders = access?.policy.corsHeaders(request) ?? []
+        connection.requestHost = request.headers["host"] ?? ""
         let hasBody = [.post, .put, .patch].contains(request.method)
         let contentLength = request.headers["content-length"]
         let transferEncoding = request.headers["transfer-encoding"]
@@ -349,6 +358,24 @@ public final class StreamServer: @unchecked Sendable {
         }
     }
 
+    /// Service thread: a WebSocket may open only under a valid Host, from the
+    /// server's own (or an allowed) Origin, with a viewer credential when
+    /// viewing is not open; otherwise it is answered (421, 403, 401) before
+    /// any upgrade, and lws closes it (we return 1).
+    private func confirmWebSocket(_ wsi: OpaquePointer) -> Int32 {
+        guard let access else { return 0 }
+        let request = HTTPRequest(method: .get, path: requestPath(wsi), query: query(wsi), headers: headers(wsi), peer: peer(wsi))
+        let refusal = access.policy.hostRefusal(request, port: boundPort) ?? access.policy.originRefusal(request)
+            ?? access.refusal(for: request, needs: .viewer)
+        guard let refusal else { return 0 }
+        let body = refusal.bodyData ?? Data()
+        var headers = refusal.headers
+        headers.append(("connection:", "close"))
+        guard writeHead(wsi, refusal.status, refusal.contentType, Int64(body.count), headers) else { return -1 }
+        if !body.isEmpty, !write(wsi, body, LWS_WRITE_HTTP_FINAL) { return -1 }
+        return 1
+    }
+
     /// HTTP/1.1 only: a request asking to upgrade to anything but a
     /// WebSocket (h2c) is answered as plain HTTP/1.1, whole, here; lws then
     /// completes the transaction (we return 1).
@@ -398,7 +425,9 @@ public final class StreamServer: @unchecked Sendable {
         return 0
     }
 
-    private func respond(_ wsi: OpaquePointer, _ connection: Connection, _ response: HTTPResponse) -> Int32 {
+    private func respond(_ wsi: OpaquePointer, _ connection: Connection, _ answer: HTTPResponse) -> Int32 {
+        var response = answer
+        response.headers += Self.securityHeaders(host: connection.requestHost) + connection.corsHeaders
         switch response.body {
         case .mjpegStream:
             guard writeHead(wsi, response.status, response.contentType, -1, response.headers) else { return -1 }
@@ -449,6 +478,21 @@ public final class StreamServer: @unchecked Sendable {
         stats.frameSent(seq: frame.seq, bytes: part.count,
                         latencySeconds: Double(MonotonicClock.nanos() &- frame.capturedNanos) / 1e9)
         return 0
+    }
+
+    /// On every answer: the page may load only its own scripts, styles and
+    /// images and talk only to its own server (and its WebSocket), may not be
+    /// framed, and sends no referrer; browsers must not guess content types.
+    static func securityHeaders(host: String) -> [(String, String)] {
+        let sockets = host.isEmpty || host.contains(where: { $0 == " " || $0 == ";" || $0 == "," || $0 == "'" })
+            ? "" : " ws://\(host) wss://\(host)"
+        return [
+            ("content-security-policy:", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+                + "connect-src 'self'\(sockets); object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"),
+            ("x-content-type-options:", "nosniff"),
+            ("referrer-policy:", "no-referrer"),
+            ("x-frame-options:", "DENY"),
+        ]
     }
 
     /// Writes the status line and headers; names end in ':'.

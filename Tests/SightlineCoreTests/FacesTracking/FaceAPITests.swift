@@ -3,12 +3,12 @@ import Testing
 @testable import SightlineCore
 
 @Suite struct FaceAPITests {
-    static let token = AccessToken(value: "s3cret", origin: .config)
+    static let tokenValue = "s3cret"
 
     /// A service that has seen Ada's face as track 1 for a few frames.
     /// The face routes behind the router, as the server serves them.
     static func router(_ service: FaceService) -> Router {
-        let auth = AuthGuard(token: token)
+        let auth = AuthGuard.testing()
         return Router(routes: FaceAPI(service: service).routes, authorize: { auth.refusal(for: $0, needs: $1) })
     }
 
@@ -21,7 +21,7 @@ import Testing
         return (router(service), driver, ada)
     }
 
-    static func post(_ path: String, _ body: String, token: String? = FaceAPITests.token.value) -> HTTPRequest {
+    static func post(_ path: String, _ body: String, token: String? = FaceAPITests.tokenValue) -> HTTPRequest {
         var headers = ["content-type": "application/json"]
         if let token { headers["authorization"] = "Bearer \(token)" }
         return HTTPRequest(method: .post, path: path, headers: headers, body: Data(body.utf8))

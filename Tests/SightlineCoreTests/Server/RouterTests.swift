@@ -4,10 +4,10 @@ import Testing
 @testable import SightlineCore
 
 @Suite struct RouterTests {
-    static let token = AccessToken(value: "s3cret", origin: .config)
+    static let tokenValue = "s3cret"
 
     static func router(_ routes: [Route]) -> Router {
-        let auth = AuthGuard(token: token)
+        let auth = AuthGuard.testing()
         return Router(routes: routes, authorize: { auth.refusal(for: $0, needs: $1) },
                       fallback: { .text("static \($0.path)") })
     }

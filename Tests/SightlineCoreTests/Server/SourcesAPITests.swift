@@ -8,7 +8,7 @@ import Testing
         let switched = Mutex<[String]>([])
         let api = SourcesAPI(configured: ["file:/videos/door.mp4"], current: { "demo" },
                              switchTo: { spec in switched.withLock { $0.append(spec) } })
-        let auth = AuthGuard(token: AccessToken(value: "s3cret", origin: .config))
+        let auth = AuthGuard.testing()
         let router = Router(routes: api.routes, authorize: { auth.refusal(for: $0, needs: $1) })
         let listing = router.respond(to: HTTPRequest(method: .get, path: "/api/sources"))
         let body = try #require(try JSONSerialization.jsonObject(with: listing.bodyData ?? Data()) as? [String: Any])

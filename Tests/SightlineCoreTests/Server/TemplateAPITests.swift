@@ -18,7 +18,7 @@ import Testing
         let library = TemplateLibrary()
         let api = TemplateAPI(library: library, store: TemplateStore(dataDirectory: dir), uploadedNames: [],
                               defaultThreshold: 0.7, frameSize: { frame.map { (width: $0.0, height: $0.1) } })
-        let auth = AuthGuard(token: AccessToken(value: "s3cret", origin: .config))
+        let auth = AuthGuard.testing()
         return Fixture(router: Router(routes: api.routes, authorize: { auth.refusal(for: $0, needs: $1) }),
                        library: library, dataDirectory: dir)
     }
