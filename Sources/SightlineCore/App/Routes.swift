@@ -37,8 +37,9 @@ enum Routes {
             Route(.get, "/metrics", access: .viewer) { _ in .text(parts.metrics(), contentType: PrometheusText.contentType) },
             Route(.get, "/snapshot.jpg", access: .viewer, handler: snapshot),
             // For supervisors: 200 while frames flow, 503 otherwise. Says nothing else, so it is open.
-            Route(.get, "/healthz", access: .viewer) { _ in
-                parts.live() ? .text("live\n") : .error(503, "no signal", detail: "the source delivers no frames now")
+            Route(.get, "/healthz", access: .anyone) { _ in
+                parts.live() && parts.latestFrame() != nil
+                    ? .text("live\n") : .error(503, "no signal", detail: "the source delivers no frames now")
             },
             Route(.get, "/stream.mjpg", access: .viewer, handler: stream),
         ]

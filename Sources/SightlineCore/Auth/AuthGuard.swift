@@ -57,7 +57,7 @@ public final class AuthGuard: Sendable {
     public func refusal(for request: HTTPRequest, needs access: Access) -> HTTPResponse? {
         let changes = access == .admin || ![.get, .head].contains(request.method)
         if changes, let refusal = policy.originRefusal(request) { return refusal }
-        if access == .viewer && policy.viewOpen { return nil }
+        if access == .anyone || (access == .viewer && policy.viewOpen) { return nil }
         let address = request.peer.isEmpty ? "unknown" : request.peer
         let time = now()
         if let blocked = records.withLock({ $0[address].map(\.blockedUntil) }), blocked > time {

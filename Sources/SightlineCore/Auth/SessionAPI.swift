@@ -11,9 +11,9 @@ public struct SessionAPI: Sendable {
 
     public var routes: [Route] {
         [
-            Route(.post, "/api/session", access: .viewer) { request in signIn(request) },
-            Route(.get, "/api/session", access: .viewer) { request in whoAmI(request) },
-            Route(.delete, "/api/session", access: .viewer) { request in signOut(request) },
+            Route(.post, "/api/session", access: .anyone) { request in signIn(request) },
+            Route(.get, "/api/session", access: .anyone) { request in whoAmI(request) },
+            Route(.delete, "/api/session", access: .anyone) { request in signOut(request) },
         ]
     }
 

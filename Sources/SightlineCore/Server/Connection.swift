@@ -23,6 +23,11 @@ final class Connection {
     var corsHeaders: [(String, String)] = []
     /// The Host the request came by (for the page's Content-Security-Policy).
     var requestHost = ""
+    /// The credential the current request presented (kept if it becomes a stream).
+    var streamCredential: Credential?
+    /// A stream's credential; when it is revoked the stream is closed.
+    var credential: Credential?
+    var revoked = false
     /// The HTTP response body being written, and how far.
     var responseBody = Data()
     var responseOffset = 0

@@ -2,6 +2,9 @@ import Foundation
 
 /// Who may call a route.
 public enum Access: Sendable, Equatable {
+    /// Anyone at all, even where viewing needs a credential: signing in, and
+    /// the health check supervisors read.
+    case anyone
     /// Anyone who may view (the page, streams, state, lists).
     case viewer
     /// Only an admin credential (everything that changes something).

@@ -54,6 +54,10 @@ public final class StreamServer: @unchecked Sendable {
     private var connections: [OpaquePointer: Connection] = [:] // service thread
     private var connectionsByID: [UInt64: OpaquePointer] = [:] // service thread
     private var nextID: UInt64 = 1                              // service thread
+    /// Credentials of WebSockets between their upgrade and ESTABLISHED.
+    private var upgradingCredentials: [OpaquePointer: Credential] = [:] // service thread
+    /// The token store's revocation count when the streams were last checked.
+    private var checkedRevocations: UInt64 = 0                 // service thread
     private let finished = DispatchSemaphore(value: 0)
     public private(set) var boundPort = 0
 
@@ -138,6 +142,7 @@ public final class StreamServer: @unchecked Sendable {
             return upgrade == "websocket" ? confirmWebSocket(wsi) : answerWithoutUpgrade(wsi)
         case LWS_CALLBACK_ESTABLISHED:
             let connection = Connection(role: .webSocket, id: takeID())
+            connection.credential = upgradingCredentials.removeValue(forKey: wsi)
             connection.accountedThrough = frames.latest.map { $0.index - 1 } ?? 0
             connections[wsi] = connection
             stats.clients(.webSocket, change: 1)
@@ -146,8 +151,14 @@ public final class StreamServer: @unchecked Sendable {
         case LWS_CALLBACK_RECEIVE:
             return receiveWebSocket(wsi, length: length)
         case LWS_CALLBACK_SERVER_WRITEABLE:
+            if connections[wsi]?.revoked == true {
+                var reason = Array("the credential of this stream was revoked".utf8)
+                lws_close_reason(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, &reason, reason.count)
+                return -1
+            }
             return sendWebSocket(wsi)
         case LWS_CALLBACK_CLOSED:
+            upgradingCredentials.removeValue(forKey: wsi)
             if let connection = connections.removeValue(forKey: wsi) {
                 connectionsByID.removeValue(forKey: connection.id)
                 stats.clients(.webSocket, change: -1)
@@ -172,12 +183,14 @@ public final class StreamServer: @unchecked Sendable {
             return dispatch(wsi, connection, request)
         case LWS_CALLBACK_HTTP_WRITEABLE:
             guard let connection = connections[wsi] else { return 0 }
+            if connection.revoked { return -1 }
             if let answer = connection.pendingAnswer {
                 connection.pendingAnswer = nil
                 return respond(wsi, connection, answer)
             }
             return connection.role == .mjpeg ? sendMJPEGPart(wsi, connection) : writeBody(wsi, connection)
         case LWS_CALLBACK_CLOSED_HTTP:
+            upgradingCredentials.removeValue(forKey: wsi)
             if let connection = connections.removeValue(forKey: wsi) {
                 connectionsByID.removeValue(forKey: connection.id)
                 connection.form = nil
@@ -193,6 +206,7 @@ public final class StreamServer: @unchecked Sendable {
     /// older than the newest that it was not sent) count as skipped now, so
     /// a stalled client's losses show even while it gets no callbacks.
     private func wakeStreamingClients() {
+        endRevokedStreams()
         guard let latest = frames.latest else { return }
         for (wsi, connection) in connections where connection.role != .http {
             if latest.index > connection.accountedThrough + 1 {
@@ -202,6 +216,22 @@ public final class StreamServer: @unchecked Sendable {
             if connection.lastFrameIndex < latest.index || connection.pendingBinary != nil {
                 lws_callback_on_writable(wsi)
             }
+        }
+    }
+
+    /// Service thread: when a token was revoked (here or by `sightline token
+    /// revoke`, seen through the store's file), streams opened with it end.
+    private func endRevokedStreams() {
+        guard let tokens = access?.tokens else { return }
+        let revocations = tokens.revocations
+        guard revocations != checkedRevocations else { return }
+        checkedRevocations = revocations
+        for (wsi, connection) in connections where connection.role != .http {
+            guard let credential = connection.credential, !tokens.isValid(credential) else { continue }
+            connection.revoked = true
+            access?.sessions.close(credentialNamed: credential.name)
+            logger.notice("closing a stream whose token was revoked", metadata: ["token": "\(credential.name)"])
+            lws_callback_on_writable(wsi)
         }
     }
 
@@ -291,6 +321,7 @@ public final class StreamServer: @unchecked Sendable {
             return respond(wsi, connection, refusal)
         }
         connection.corsHeaders = access?.policy.corsHeaders(request) ?? []
+        connection.streamCredential = access?.credential(for: request).credential
         connection.requestHost = request.headers["host"] ?? ""
         let hasBody = [.post, .put, .patch].contains(request.method)
         let contentLength = request.headers["content-length"]
@@ -367,7 +398,11 @@ public final class StreamServer: @unchecked Sendable {
         let request = HTTPRequest(method: .get, path: requestPath(wsi), query: query(wsi), headers: headers(wsi), peer: peer(wsi))
         let refusal = access.policy.hostRefusal(request, port: boundPort) ?? access.policy.originRefusal(request)
             ?? access.refusal(for: request, needs: .viewer)
-        guard let refusal else { return 0 }
+        guard let refusal else {
+            // The stream ends if this credential is revoked (checked as frames go out).
+            if let credential = access.credential(for: request).credential { upgradingCredentials[wsi] = credential }
+            return 0
+        }
         let body = refusal.bodyData ?? Data()
         var headers = refusal.headers
         headers.append(("connection:", "close"))
@@ -432,6 +467,7 @@ public final class StreamServer: @unchecked Sendable {
         case .mjpegStream:
             guard writeHead(wsi, response.status, response.contentType, -1, response.headers) else { return -1 }
             connection.role = .mjpeg
+            connection.credential = connection.streamCredential
             connection.accountedThrough = frames.latest.map { $0.index - 1 } ?? 0
             stats.clients(.mjpeg, change: 1)
             lws_callback_on_writable(wsi)

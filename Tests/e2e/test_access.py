@@ -1,0 +1,169 @@
+"""Who may watch and change: Origin and Host checks, viewing behind a credential (Bearer,
+Basic, the session cookie) with roles and revocation, and answers during no signal.
+Real clients: raw sockets for the handshakes, websockets, http.client."""
+
+import base64
+import json
+import socket
+import subprocess
+import time
+
+import pytest
+
+from conftest import HOST, TOKEN, http_get, server_binary
+
+ADMIN = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def handshake(port: int, headers: dict, path="/ws") -> tuple[int, bytes]:
+    """A WebSocket upgrade with these headers; the status line's code and what came back."""
+    key = base64.b64encode(b"sightline-e2e-key").decode()
+    lines = [f"GET {path} HTTP/1.1", "Upgrade: websocket", "Connection: Upgrade", f"Sec-WebSocket-Key: {key}",
+             "Sec-WebSocket-Version: 13"] + [f"{k}: {v}" for k, v in headers.items()]
+    with socket.create_connection((HOST, port), timeout=5) as s:
+        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        data = b""
+        deadline = time.monotonic() + 5
+        while b"\r\n\r\n" not in data and time.monotonic() < deadline:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    assert data.startswith(b"HTTP/1."), data[:100]
+    return int(data.split(b" ")[1]), data
+
+
+def test_foreign_origins_and_rebinding_hosts_are_refused(sightline):
+    server = sightline(source="demo")
+    server.wait_live()
+    own = f"{HOST}:{server.port}"
+    assert handshake(server.port, {"Host": own, "Origin": f"http://{own}"})[0] == 101
+    assert handshake(server.port, {"Host": f"localhost:{server.port}", "Origin": f"http://localhost:{server.port}"})[0] == 101
+    for origin in ("http://evil.example", "null", f"https://{own}", f"http://{HOST}:1"):
+        status, answer = handshake(server.port, {"Host": own, "Origin": origin})
+        assert status == 403, (origin, answer[:200])
+    # A change from a foreign page is refused even with the admin token.
+    status, _, data = http_get(server.port, "/api/templates/demo", method="DELETE",
+                               headers={**ADMIN, "Origin": "http://evil.example"})
+    assert status == 403, data
+    # DNS rebinding: another name for 127.0.0.1.
+    for path in ("/snapshot.jpg", "/stream.mjpg", "/api/state", "/"):
+        status, _, data = http_get(server.port, path, headers={"Host": f"evil.example:{server.port}"})
+        assert status == 421, (path, data[:200])
+    assert handshake(server.port, {"Host": f"evil.example:{server.port}"})[0] == 421
+    # The page itself, and its headers.
+    for host in (f"localhost:{server.port}", own):
+        status, headers, page = http_get(server.port, "/", headers={"Host": host})
+        assert status == 200 and b"<html" in page.lower()
+        csp = headers["content-security-policy"]
+        assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp and f"ws://{host}" in csp
+        assert headers["x-content-type-options"] == "nosniff" and headers["referrer-policy"] == "no-referrer"
+        assert "access-control-allow-origin" not in headers
+
+
+def wait_healthy(server, timeout=30.0):
+    """Ready when /healthz says frames flow (it needs no credential)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if http_get(server.port, "/healthz", timeout=2)[0] == 200:
+                return
+        except OSError:
+            pass
+        assert server.alive(), server.stderr_tail()
+        time.sleep(0.1)
+    pytest.fail("the server did not become healthy")
+
+
+def add_token(data_dir, name, role):
+    done = subprocess.run([str(server_binary()), "token", "add", name, "--role", role, "--data-dir", str(data_dir)],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_viewing_needs_a_credential_and_each_kind_works(sightline, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    viewer = add_token(data, "kitchen", "viewer")
+    config = tmp_path / "closed.yaml"
+    config.write_text("access: {view: token}\n")
+    server = sightline("--config", config, "--data-dir", data, source="demo", wait=False)
+    wait_healthy(server)
+    own = f"{HOST}:{server.port}"
+
+    for path in ("/snapshot.jpg", "/stream.mjpg", "/api/state", "/"):
+        status, headers, _ = http_get(server.port, path)
+        assert status == 401 and "basic" in headers.get("www-authenticate", "").lower(), path
+    assert handshake(server.port, {"Host": own})[0] == 401
+    assert http_get(server.port, "/healthz")[0] == 200   # supervisors need no token
+
+    basic = "Basic " + base64.b64encode(f"homeassistant:{viewer}".encode()).decode()
+    status, _, data_ = http_get(server.port, "/api/session", method="POST", body=json.dumps({"token": viewer}).encode(),
+                                headers={"Content-Type": "application/json"})
+    assert status == 200 and json.loads(data_)["role"] == "viewer", data_
+    cookie = None
+    conn = __import__("http.client").client.HTTPConnection(HOST, server.port, timeout=10)
+    conn.request("POST", "/api/session", body=json.dumps({"token": viewer}), headers={"Content-Type": "application/json"})
+    response = conn.getresponse()
+    set_cookie = response.getheader("Set-Cookie")
+    response.read()
+    conn.close()
+    assert "HttpOnly" in set_cookie and "SameSite=Strict" in set_cookie and "Secure" not in set_cookie
+    cookie = set_cookie.split(";")[0]
+    for proof in ({"Authorization": f"Bearer {viewer}"}, {"Authorization": basic}, {"Cookie": cookie}):
+        status, _, jpeg = http_get(server.port, "/snapshot.jpg", headers=proof)
+        assert status == 200 and jpeg[:2] == b"\xff\xd8", proof
+        assert handshake(server.port, {"Host": own, **proof})[0] == 101, proof
+        with socket.create_connection((HOST, server.port), timeout=5) as s:
+            head = "".join(f"{k}: {v}\r\n" for k, v in proof.items())
+            s.sendall(f"GET /stream.mjpg HTTP/1.1\r\nHost: {own}\r\n{head}\r\n".encode())
+            first = s.recv(4096)
+            assert first.startswith(b"HTTP/1.1 200"), first[:100]
+    # A viewer may not change anything; an admin may.
+    status, _, data_ = http_get(server.port, "/api/templates/demo", method="DELETE",
+                                headers={"Authorization": f"Bearer {viewer}"})
+    assert status == 403 and b"viewer" in data_, data_
+    assert http_get(server.port, "/api/state", headers=ADMIN)[0] == 200
+    # Signing out ends the cookie.
+    status, _, _ = http_get(server.port, "/api/session", method="DELETE", headers={"Cookie": cookie})
+    assert status == 200
+    assert http_get(server.port, "/snapshot.jpg", headers={"Cookie": cookie})[0] == 401
+
+
+def test_a_revoked_token_stops_working_and_its_stream_is_closed(sightline, tmp_path):
+    from websockets.sync.client import connect
+    data = tmp_path / "data"
+    data.mkdir()
+    viewer = add_token(data, "lobby", "viewer")
+    config = tmp_path / "closed.yaml"
+    config.write_text("access: {view: token}\n")
+    server = sightline("--config", config, "--data-dir", data, source="demo", wait=False)
+    wait_healthy(server)
+    with connect(f"ws://{HOST}:{server.port}/ws", additional_headers={"Authorization": f"Bearer {viewer}"},
+                 open_timeout=10, max_size=16 << 20) as ws:
+        for _ in range(4):
+            ws.recv(timeout=5)
+        done = subprocess.run([str(server_binary()), "token", "revoke", "lobby", "--data-dir", str(data)],
+                              capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, done.stderr
+        closed = False
+        deadline = time.monotonic() + 5
+        try:
+            while time.monotonic() < deadline:
+                ws.recv(timeout=2)
+        except Exception as e:  # noqa: BLE001 - the close is what we wait for
+            closed = "1008" in str(e) or "revoked" in str(e) or "closed" in str(e).lower()
+        assert closed, "the revoked viewer's stream is still open"
+    assert http_get(server.port, "/snapshot.jpg", headers={"Authorization": f"Bearer {viewer}"})[0] == 401
+
+
+def test_no_signal_answers(sightline):
+    server = sightline(source="v4l2:/dev/video-none")
+    time.sleep(0.5)
+    status, _, data = http_get(server.port, "/snapshot.jpg")
+    assert status == 503 and json.loads(data)["error"], data
+    assert http_get(server.port, "/healthz")[0] == 503
+    live = sightline(source="demo")
+    live.wait_live()
+    assert http_get(live.port, "/healthz")[0] == 200
