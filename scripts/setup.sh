@@ -34,7 +34,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-if ! python3 -c 'import pytest, websockets, PIL, selenium' >/dev/null 2>&1; then
+if ! python3 -c 'import pytest, websockets, PIL, selenium, cryptography' >/dev/null 2>&1; then
   echo "setup: installing Python test packages from Tests/requirements.txt"
   python3 -m pip install -q -r Tests/requirements.txt 2>/dev/null \
     || python3 -m pip install -q --break-system-packages -r Tests/requirements.txt

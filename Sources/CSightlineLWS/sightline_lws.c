@@ -8,6 +8,8 @@ int sl_lws_pre(void) { return LWS_PRE; }
 struct lws_context *sl_lws_create_context(const char *iface, int port,
                                           lws_callback_function *callback,
                                           size_t rx_buffer, void *user,
+                                          const char *cert_path,
+                                          const char *key_path,
                                           int *bound_port) {
     // The protocols array must outlive the context; one per context.
     struct lws_protocols *protocols = calloc(2, sizeof *protocols);
@@ -30,6 +32,13 @@ struct lws_context *sl_lws_create_context(const char *iface, int port,
     info.max_http_header_pool = 64;
     info.vhost_name = "sightline";
     info.user = user;
+    if (cert_path && key_path) {
+        info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+        info.ssl_cert_filepath = cert_path;
+        info.ssl_private_key_filepath = key_path;
+        // HTTP/1.1 only (the server speaks nothing else): never offer h2.
+        info.alpn = "http/1.1";
+    }
 
     struct lws_context *context = lws_create_context(&info);
     if (!context) { free(protocols); return NULL; }

@@ -22,15 +22,20 @@ struct ServeCommand: ParsableCommand {
             logger.critical("cannot start: \(error)")
             throw ExitCode(2)
         }
-        waitForTermination()
+        waitForTermination(onHangUp: { server.reloadCertificate() })
         logger.info("stopping")
         server.stop()
     }
 
-    /// Blocks the main thread until SIGINT or SIGTERM.
-    private func waitForTermination() {
+    /// Blocks the main thread until SIGINT or SIGTERM; SIGHUP calls `onHangUp`.
+    private func waitForTermination(onHangUp: @escaping @Sendable () -> Void) {
         let done = DispatchSemaphore(value: 0)
         var sources: [DispatchSourceSignal] = []
+        signal(SIGHUP, SIG_IGN)
+        let hangUp = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        hangUp.setEventHandler(handler: onHangUp)
+        hangUp.resume()
+        sources.append(hangUp)
         for sig in [SIGINT, SIGTERM] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())

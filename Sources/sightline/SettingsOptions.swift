@@ -17,6 +17,12 @@ struct SettingsOptions: ParsableArguments {
     @Option(help: "Port to listen on (default 8080).")
     var port: Int?
 
+    @Option(help: "TLS certificate chain (PEM); with --tls-key, HTTPS and WSS on the same port (SIGHUP reloads it).")
+    var tlsCert: String?
+
+    @Option(help: "TLS private key (PEM).")
+    var tlsKey: String?
+
     @Option(name: .customLong("template"), help: "Template image PATH[=NAME], loaded at start; repeatable.")
     var templates: [String] = []
 
@@ -62,6 +68,8 @@ struct SettingsOptions: ParsableArguments {
         if let source { settings.source = source }
         if let host { settings.host = host }
         if let port { settings.port = port }
+        if let tlsCert { settings.tlsCert = tlsCert }
+        if let tlsKey { settings.tlsKey = tlsKey }
         if !templates.isEmpty { settings.templates = templates }
         if let dataDir { settings.dataDir = dataDir }
         if let webRoot { settings.webRoot = webRoot }

@@ -22,10 +22,14 @@ int sl_lws_pre(void);
 // free one) and one protocol, "sightline", that receives both HTTP and
 // WebSocket callbacks. rx_buffer bounds a single WebSocket receive.
 // `user` is what lws_context_user() gives back in callbacks.
+// With cert_path and key_path (PEM files; NULL for plain HTTP), the vhost
+// serves HTTPS and WSS on the same port (OpenSSL, as libwebsockets is built).
 // Returns NULL on failure. *bound_port receives the port actually bound.
 struct lws_context *sl_lws_create_context(const char *iface, int port,
                                           lws_callback_function *callback,
                                           size_t rx_buffer, void *user,
+                                          const char *cert_path,
+                                          const char *key_path,
                                           int *bound_port);
 
 // Writes an HTTP response head: status, content type, content length

@@ -37,7 +37,8 @@ public final class SightlineServer: Sendable {
         let camera = try assembly.build(stats: stats, sinks: [stream, WatchdogSink()])
         self.camera = camera
         self.stream = stream
-        server = Self.makeServer(settings: settings, camera: camera, stream: stream, tokens: tokens,
+        let tls = try Self.tlsFiles(settings: settings, logger: logger)
+        server = Self.makeServer(settings: settings, camera: camera, stream: stream, tokens: tokens, tls: tls,
                                  startedAt: startedAt, logger: logger)
     }
 
@@ -49,7 +50,7 @@ public final class SightlineServer: Sendable {
         let server = self.server
         stream.connect(wake: { server.wake() })
         try camera.start()
-        logger.info("serving", metadata: ["url": "http://\(settings.host):\(server.boundPort)/",
+        logger.info("serving", metadata: ["url": "\(settings.tlsEnabled ? "https" : "http")://\(settings.host):\(server.boundPort)/",
                                           "source": "\(settings.source)"])
         ServiceManager.ready(status: "serving \(settings.source) on \(settings.host):\(server.boundPort)")
     }
@@ -86,7 +87,33 @@ public final class SightlineServer: Sendable {
     private static func uptime(since start: UInt64) -> Double { Double(MonotonicClock.nanos() - start) / 1e9 }
 
     /// The libwebsockets server and its routes, reading the camera's parts.
-    private static func makeServer(settings: ServeSettings, camera: CameraGraph, stream: StreamSink, tokens: TokenStore,
+    /// The certificate to serve: PEM files given, or a self-signed one made
+    /// (or kept) in <data-dir>/tls; nil for plain HTTP.
+    static func tlsFiles(settings: ServeSettings, logger: Logger) throws -> TLSFiles? {
+        var files: TLSFiles?
+        if let cert = settings.tlsCert, let key = settings.tlsKey {
+            files = TLSFiles(certificate: cert, privateKey: key)
+        } else if settings.tlsAuto {
+            let served = SelfSignedCertificate.servedNames(host: settings.host)
+            let (made, fresh) = try SelfSignedCertificate.ensure(
+                in: (settings.dataDir as NSString).appendingPathComponent("tls"), names: served.names, addresses: served.addresses)
+            files = made
+            if fresh { logger.notice("made a self-signed certificate", metadata: ["names": "\(served.names + served.addresses)"]) }
+        }
+        guard let files else { return nil }
+        try files.validate()
+        let fingerprint = try files.fingerprintSHA256()
+        logger.notice("TLS on: compare this fingerprint with the one your browser shows",
+                      metadata: ["sha256": "\(fingerprint)", "certificate": "\(files.certificate)"])
+        return files
+    }
+
+    /// SIGHUP: new connections get the certificate files as they are now.
+    public func reloadCertificate() {
+        server.reloadCertificate()
+    }
+
+    private static func makeServer(settings: ServeSettings, camera: CameraGraph, stream: StreamSink, tokens: TokenStore, tls: TLSFiles?,
                                    startedAt: UInt64, logger: Logger) -> StreamServer {
         let capture = camera.capture
         let templates = TemplateAPI(library: camera.templates, store: camera.templateStore,
@@ -108,6 +135,7 @@ public final class SightlineServer: Sendable {
         var options = StreamServer.Options()
         options.host = settings.host
         options.port = settings.port
+        options.tls = tls
         return StreamServer(options: options, frames: stream.slot, stats: camera.stats, logger: logger, router: router,
                             access: auth)
     }

@@ -30,6 +30,8 @@ public final class StreamServer: @unchecked Sendable {
         public var maxMessageBytes = 64 << 10
         /// Bytes written per writeable callback for plain HTTP bodies.
         public var chunkBytes = 64 << 10
+        /// HTTPS and WSS from these PEM files (nil: plain HTTP).
+        public var tls: TLSFiles?
         public init() {}
     }
 
@@ -50,6 +52,8 @@ public final class StreamServer: @unchecked Sendable {
     private let control = Mutex(Control())
     /// Answers from the worker, by connection id, for the service thread to send.
     private let completed = Mutex<[(id: UInt64, response: HTTPResponse)]>([])
+    /// Set by `reloadCertificate` (any thread), acted on by the service thread.
+    private let reloadRequested = Mutex(false)
 
     private var connections: [OpaquePointer: Connection] = [:] // service thread
     private var connectionsByID: [UInt64: OpaquePointer] = [:] // service thread
@@ -83,7 +87,8 @@ public final class StreamServer: @unchecked Sendable {
         var port: Int32 = 0
         let me = Unmanaged.passUnretained(self).toOpaque()
         guard let context = sl_lws_create_context(options.host, Int32(options.port), lwsCallbackEntry,
-                                                  options.maxMessageBytes, me, &port) else {
+                                                  options.maxMessageBytes, me, options.tls?.certificate,
+                                                  options.tls?.privateKey, &port) else {
             throw ServerError.cannotListen("cannot listen on \(options.host):\(options.port) (in use, or not an address of this machine)")
         }
         boundPort = Int(port)
@@ -99,6 +104,39 @@ public final class StreamServer: @unchecked Sendable {
     public func wake() {
         control.withLock { control in
             if let context = control.context, !control.stopping { lws_cancel_service(context.pointer) }
+        }
+    }
+
+    /// Any thread: read the certificate files again (a renewed certificate)
+    /// and use them for new connections; open ones keep theirs. Done on the
+    /// service thread at its next wake-up.
+    public func reloadCertificate() {
+        reloadRequested.withLock { $0 = true }
+        wake()
+    }
+
+    /// Service thread.
+    private func reloadCertificateIfAsked(_ wsi: OpaquePointer) {
+        guard reloadRequested.withLock({ requested -> Bool in defer { requested = false }; return requested }),
+              let tls = options.tls, let context = lws_get_context(wsi) else { return }
+        do {
+            try tls.validate()
+            let certificate = try Data(contentsOf: URL(fileURLWithPath: tls.certificate))
+            let key = try Data(contentsOf: URL(fileURLWithPath: tls.privateKey))
+            let status = certificate.withUnsafeBytes { c in
+                key.withUnsafeBytes { k in
+                    lws_tls_cert_updated(context, tls.certificate, tls.privateKey,
+                                         c.baseAddress?.assumingMemoryBound(to: CChar.self), certificate.count,
+                                         k.baseAddress?.assumingMemoryBound(to: CChar.self), key.count)
+                }
+            }
+            if status == 0 {
+                logger.notice("certificate reloaded", metadata: ["fingerprint": "\((try? tls.fingerprintSHA256()) ?? "?")"])
+            } else {
+                logger.error("the new certificate was not taken; the old one stays", metadata: ["status": "\(status)"])
+            }
+        } catch {
+            logger.error("cannot reload the certificate; the old one stays", metadata: ["error": "\(error)"])
         }
     }
 
@@ -132,6 +170,7 @@ public final class StreamServer: @unchecked Sendable {
                               _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         switch reason {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            reloadCertificateIfAsked(wsi)
             deliverCompleted()
             wakeStreamingClients()
             return 0
