@@ -27,9 +27,9 @@ struct lws_context *sl_lws_create_context(const char *iface, int port,
     info.gid = -1;
     info.uid = -1;
     info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 | LWS_SERVER_OPTION_DISABLE_IPV6;
-    info.timeout_secs = 10;
+    info.timeout_secs = 5;              // a connection must send its headers within this
     info.max_http_header_data = 4096;
-    info.max_http_header_pool = 64;
+    info.max_http_header_pool = 256;    // shared; one address may hold 16 (StreamServer)
     info.vhost_name = "sightline";
     info.user = user;
     if (cert_path && key_path) {

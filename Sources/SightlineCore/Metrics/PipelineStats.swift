@@ -32,6 +32,8 @@ public final class PipelineStats: Sendable {
         public var sentFPS = 0.0
         public var stages: [StageName: LatencyHistogram] = [:]
         public var captureToSend = LatencyHistogram()
+        /// Connections closed at once because their address had too many unfinished ones.
+        public var connectionsRefused: UInt64 = 0
         /// Streaming clients connected now.
         public var webSocketClients = 0
         public var mjpegClients = 0
@@ -55,6 +57,10 @@ public final class PipelineStats: Sendable {
     }
 
     public enum ClientKind: Sendable { case webSocket, mjpeg }
+
+    public func connectionRefused() {
+        state.withLock { $0.data.connectionsRefused += 1 }
+    }
 
     /// A streaming client came (+1) or went (-1).
     public func clients(_ kind: ClientKind, change: Int) {

@@ -25,6 +25,9 @@ public enum PrometheusText {
                 ("{kind=\"sent\"}", stats.sentFPS)])
         metric("sightline_clients", "gauge", "Connected streaming clients.",
                [("{kind=\"ws\"}", Double(stats.webSocketClients)), ("{kind=\"mjpeg\"}", Double(stats.mjpegClients))])
+        metric("sightline_connections_refused_total", "counter",
+               "Connections closed at once because their address had too many that had not finished their headers.",
+               [("", Double(stats.connectionsRefused))])
         let sinkNames = sinks.keys.sorted()
         metric("sightline_sink_frames_delivered_total", "counter", "Frames the pipeline handed to each sink.",
                sinkNames.map { ("{sink=\"\($0)\"}", Double(sinks[$0]!.delivered)) })

@@ -32,6 +32,10 @@ public final class StreamServer: @unchecked Sendable {
         public var chunkBytes = 64 << 10
         /// HTTPS and WSS from these PEM files (nil: plain HTTP).
         public var tls: TLSFiles?
+        /// Connections one address may have open that have not finished
+        /// their request headers: more are closed at once, so idle sockets
+        /// from one place cannot take the header buffers everyone needs.
+        public var maxUnfinishedPerAddress = 16
         public init() {}
     }
 
@@ -60,6 +64,9 @@ public final class StreamServer: @unchecked Sendable {
     private var nextID: UInt64 = 1                              // service thread
     /// Credentials of WebSockets between their upgrade and ESTABLISHED.
     private var upgradingCredentials: [OpaquePointer: Credential] = [:] // service thread
+    /// Connections that have not finished their headers: address by socket, and count by address.
+    private var unfinishedAddress: [Int32: String] = [:]         // service thread
+    private var unfinishedCount: [String: Int] = [:]             // service thread
     /// The token store's revocation count when the streams were last checked.
     private var checkedRevocations: UInt64 = 0                 // service thread
     private let finished = DispatchSemaphore(value: 0)
@@ -174,9 +181,15 @@ public final class StreamServer: @unchecked Sendable {
             deliverCompleted()
             wakeStreamingClients()
             return 0
+        case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+            return admitConnection(user)
+        case LWS_CALLBACK_WSI_DESTROY:
+            headersFinished(wsi)
+            return 0
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             return requestPath(wsi) == "/ws" ? 0 : 1
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+            headersFinished(wsi)
             let upgrade = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? ""
             return upgrade == "websocket" ? confirmWebSocket(wsi) : answerWithoutUpgrade(wsi)
         case LWS_CALLBACK_ESTABLISHED:
@@ -204,6 +217,7 @@ public final class StreamServer: @unchecked Sendable {
             }
             return 0
         case LWS_CALLBACK_HTTP:
+            headersFinished(wsi)
             let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
             return beginHTTP(wsi, path: path)
         case LWS_CALLBACK_HTTP_BODY:
@@ -426,6 +440,53 @@ public final class StreamServer: @unchecked Sendable {
             connection.pendingAnswer = response
             lws_callback_on_writable(wsi)
         }
+    }
+
+    /// Service thread: a new TCP connection, before anything is read. Refused
+    /// (closed) when its address already has `maxUnfinishedPerAddress`
+    /// connections that have not finished their request headers.
+    private func admitConnection(_ user: UnsafeMutableRawPointer?) -> Int32 {
+        guard let user else { return 0 }
+        let args = user.assumingMemoryBound(to: lws_filter_network_conn_args.self)
+        let fd = Int32(args.pointee.accept_fd)
+        let address = withUnsafePointer(to: &args.pointee.cli_addr) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Self.addressText($0) }
+        }
+        let count = unfinishedCount[address, default: 0]
+        if count >= options.maxUnfinishedPerAddress {
+            stats.connectionRefused()
+            return 1
+        }
+        unfinishedCount[address] = count + 1
+        unfinishedAddress[fd] = address
+        return 0
+    }
+
+    /// Service thread: a connection finished its headers (or closed).
+    private func headersFinished(_ wsi: OpaquePointer) {
+        let fd = Int32(lws_get_socket_fd(wsi))
+        guard let address = unfinishedAddress.removeValue(forKey: fd) else { return }
+        let left = unfinishedCount[address, default: 1] - 1
+        unfinishedCount[address] = left > 0 ? left : nil
+    }
+
+    static func addressText(_ address: UnsafePointer<sockaddr>) -> String {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        switch Int32(address.pointee.sa_family) {
+        case AF_INET:
+            address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
+                var a = v4.pointee.sin_addr
+                _ = inet_ntop(AF_INET, &a, &text, socklen_t(text.count))
+            }
+        case AF_INET6:
+            address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
+                var a = v6.pointee.sin6_addr
+                _ = inet_ntop(AF_INET6, &a, &text, socklen_t(text.count))
+            }
+        default:
+            return "unknown"
+        }
+        return String(cChars: text)
     }
 
     /// Service thread: a WebSocket may open only under a valid Host, from the
