@@ -85,7 +85,7 @@ public struct ServeSettings: Sendable {
         if let v = config.server?.port { port = v }
         if let v = config.server?.webRoot { webRoot = v }
         switch config.access?.view {
-        case nil: break
+        case nil, "": break
         case "open": viewOpen = true
         case "token": viewOpen = false
         case let other?: throw ConfigError.invalid("access.view must be open or token, got '\(other)'")
