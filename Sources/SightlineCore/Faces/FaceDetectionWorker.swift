@@ -30,6 +30,8 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     private var result: Result?
     private var failure: Error?
     private var stopped = false
+    /// Set once the thread has left its loop (guarded by `condition`).
+    private var exited = false
 
     public init(detector: FaceDetector, limit: Int) {
         self.detector = detector
@@ -67,10 +69,14 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         return result
     }
 
+    /// Ends the worker and waits until its thread has left the detector (a
+    /// detection under way finishes first): nothing may still be inside
+    /// OpenCV when the process exits and its libraries are torn down.
     public func stop() {
         condition.lock()
         stopped = true
         condition.broadcast()
+        while !exited { condition.wait() }
         condition.unlock()
     }
 
@@ -78,7 +84,12 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         while true {
             condition.lock()
             while pending == nil && !stopped { condition.wait() }
-            if stopped { condition.unlock(); return }
+            if stopped {
+                exited = true
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
             let job = pending!
             pending = nil
             condition.unlock()

@@ -18,6 +18,8 @@ public final class ConcurrentStages: PipelineStage {
 
     public var names: [String] { children.flatMap(\.names) }
 
+    public func stop() { children.forEach { $0.stop() } }
+
     public func process(_ context: inout FrameContext) throws {
         guard children.count > 1 else {
             for child in children { try child.run(&context) }

@@ -31,6 +31,8 @@ public final class FaceStage: PipelineStage {
 
     deinit { worker.stop() }
 
+    public func stop() { worker.stop() }
+
     public func process(_ context: inout FrameContext) throws {
         let frame = context.frame
         if let found = try worker.takeResult() {

@@ -21,10 +21,14 @@ public protocol PipelineStage: AnyObject {
     func process(_ context: inout FrameContext) throws
     /// The names of the stages it runs, in order.
     var names: [String] { get }
+    /// Ends any thread of its own and waits for it (called once the
+    /// pipeline's thread is done with the stage).
+    func stop()
 }
 
 extension PipelineStage {
     public var names: [String] { stage.map { [$0.rawValue] } ?? [] }
+    public func stop() {}
 
     /// Runs the stage and keeps its time in the context under its name.
     func run(_ context: inout FrameContext) throws {

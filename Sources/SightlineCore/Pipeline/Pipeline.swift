@@ -77,6 +77,8 @@ public final class Pipeline: @unchecked Sendable {
             return control.started
         }
         if wasStarted { finished.wait() }
+        // The pipeline thread is done with the stages: end their own threads (the face worker).
+        for stage in stages { stage.stop() }
     }
 
     /// Runs one frame through the stages and hands it to the sinks, unless it waited
