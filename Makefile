@@ -6,7 +6,7 @@ SWIFT_FLAGS := -c release -Xswiftc -enable-testing
 BIN := $(CURDIR)/.build/release/sightline
 PORT ?= 8080
 
-.PHONY: setup build demo test test-swift test-web test-e2e test-browser bench loadtest models install clean
+.PHONY: setup build demo test test-swift test-web test-e2e test-browser bench loadtest fuzz models install clean
 
 setup:
 	bash scripts/setup.sh
@@ -41,6 +41,24 @@ bench: build
 ## 10 WebSocket clients against a demo server for 60 s: latency and fps.
 loadtest: build
 	python3 scripts/loadtest.py --spawn --bin $(BIN) --clients 10 --seconds 60
+
+## libFuzzer on the request routing, the upload checks and the form parser: each target
+## FUZZ_SECONDS (600) from the seed corpus in Tests/Fuzz/corpus; crashes in .build/fuzz/crashes.
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS := FuzzRouting FuzzUpload FuzzForms
+FUZZ_BUILD := SIGHTLINE_FUZZ=1 swift build -c debug --build-path .build/fuzz -Xswiftc -sanitize=fuzzer,address
+
+fuzz: setup
+	for t in $(FUZZ_TARGETS); do $(FUZZ_BUILD) --product $$t || exit 1; done
+	mkdir -p .build/fuzz/crashes
+	for t in $(FUZZ_TARGETS); do \
+	  mkdir -p .build/fuzz/corpus/$$t; \
+	  .build/fuzz/debug/$$t .build/fuzz/corpus/$$t Tests/Fuzz/corpus/$$t -max_total_time=$(FUZZ_SECONDS) \
+	    -max_len=65536 -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
+	    -artifact_prefix=.build/fuzz/crashes/$$t- > .build/fuzz/$$t.log 2>&1; status=$$?; \
+	  tail -n 25 .build/fuzz/$$t.log; \
+	  [ $$status = 0 ] || { echo "fuzz: $$t failed (.build/fuzz/$$t.log; its input is in .build/fuzz/crashes/)"; exit 1; }; \
+	done
 
 ## For machines with internet: the official YuNet face models, checked by sha256, into models/.
 ## Nothing in the build needs them; use one with --face-model or faces.model.

@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
 
 // OpenCV 4.6 from Debian (libopencv-dev). Its headers are C++, so only the
@@ -39,10 +40,16 @@ let package = Package(
             name: "CSightlineV4L2",
             linkerSettings: [.linkedLibrary("v4l2")]
         ),
+        // libmosquitto from Debian (libmosquitto-dev): its C API imports as it is;
+        // the shim adds only the wake-up and the wait Swift cannot do beside it.
+        .target(
+            name: "CSightlineMQTT",
+            linkerSettings: [.linkedLibrary("mosquitto")]
+        ),
         .target(
             name: "SightlineCore",
             dependencies: [
-                "CSightlineOpenCV", "CSightlineLWS", "CTurboJPEG", "CSightlineV4L2", "CSystemd", "CZlib",
+                "CSightlineOpenCV", "CSightlineLWS", "CTurboJPEG", "CSightlineV4L2", "CSystemd", "CZlib", "CSightlineMQTT",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -66,3 +73,16 @@ let package = Package(
         ),
     ]
 )
+
+// libFuzzer targets (Tests/Fuzz), only when SIGHTLINE_FUZZ is set: `make fuzz`
+// builds them with -sanitize=fuzzer,address, and libFuzzer brings main().
+if ProcessInfo.processInfo.environment["SIGHTLINE_FUZZ"] != nil {
+    for name in ["FuzzRouting", "FuzzUpload", "FuzzForms"] {
+        package.targets.append(.executableTarget(
+            name: name,
+            dependencies: ["SightlineCore", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Fuzz/\(name)",
+            swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-parse-as-library"])]
+        ))
+    }
+}

@@ -50,8 +50,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+TLS_CONTEXT = None  # set with --tls: trusts the spawned server's own certificate
+
+
 def get_state(host: str, port: int):
-    conn = http.client.HTTPConnection(host, port, timeout=5)
+    conn = (http.client.HTTPSConnection(host, port, timeout=5, context=TLS_CONTEXT) if TLS_CONTEXT
+            else http.client.HTTPConnection(host, port, timeout=5))
     try:
         conn.request("GET", "/api/state")
         resp = conn.getresponse()
@@ -61,6 +65,11 @@ def get_state(host: str, port: int):
         return json.loads(body)
     finally:
         conn.close()
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mib(pid: int):
@@ -93,7 +102,8 @@ async def run_client(c: Client, ws_url: str, t_start: float, t_end: float) -> No
 
     try:
         async with connect(ws_url, open_timeout=10, close_timeout=3, max_size=16 * 1024 * 1024,
-                           compression=None, proxy=None, user_agent_header="sightline-loadtest") as ws:
+                           compression=None, proxy=None, user_agent_header="sightline-loadtest",
+                           **({"ssl": TLS_CONTEXT} if TLS_CONTEXT else {})) as ws:
             pending = None
             while True:
                 remaining = t_end - time.time()
@@ -144,18 +154,22 @@ async def run_client(c: Client, ws_url: str, t_start: float, t_end: float) -> No
 
 
 async def run(args, host: str, port: int, pid):
-    ws_url = f"ws://{host}:{port}/ws"
+    ws_url = f"{'wss' if TLS_CONTEXT else 'ws'}://{host}:{port}/ws"
     clients = [Client(i) for i in range(args.clients)]
     t_start = time.time() + args.warmup
     t_end = t_start + args.seconds
     state0 = None
     rss = []
 
+    cpu = {}
+
     async def sampler():
         nonlocal state0
         await asyncio.sleep(max(0.0, t_start - time.time()))
         state0 = await asyncio.to_thread(get_state, host, port)
         state0["_t"] = time.time()
+        if pid is not None:
+            cpu["start"] = (cpu_seconds(pid), time.monotonic())
         while time.time() < t_end:
             if pid is not None:
                 v = rss_mib(pid)
@@ -165,12 +179,19 @@ async def run(args, host: str, port: int, pid):
 
     log(f"{args.clients} clients on {ws_url} for {args.seconds:.0f} s (+{args.warmup:.0f} s warm-up)")
     await asyncio.gather(sampler(), *(run_client(c, ws_url, t_start, t_end) for c in clients))
+    if pid is not None and "start" in cpu:
+        used, began = cpu["start"]
+        state_cores = (cpu_seconds(pid) - used) / (time.monotonic() - began)
+    else:
+        state_cores = None
     state1 = await asyncio.to_thread(get_state, host, port)
     state1["_t"] = time.time()
+    state1["_cores"] = state_cores
     return clients, state0, state1, rss
 
 
 def spawn(args):
+    global TLS_CONTEXT
     binary = Path(args.bin)
     if not binary.is_file():
         sys.exit(f"server binary not found at {binary}; build it or pass --bin")
@@ -178,8 +199,21 @@ def spawn(args):
     data_dir = tempfile.mkdtemp(prefix="sightline-loadtest-")
     cmd = [str(binary), "serve", "--source", args.source, "--host", "127.0.0.1", "--port", str(port),
            "--data-dir", data_dir, "--web-root", str(REPO / "web")] + args.server_arg
+    if args.tls:
+        config = Path(data_dir) / "tls.yaml"
+        config.write_text("tls: {auto: true}\n")
+        cmd += ["--config", str(config)]
     err = open(Path(data_dir) / "stderr.log", "wb")
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+    if args.tls:
+        import ssl
+        cert = Path(data_dir) / "tls" / "cert.pem"
+        for _ in range(300):
+            if cert.is_file():
+                break
+            time.sleep(0.1)
+        TLS_CONTEXT = ssl.create_default_context(cafile=str(cert))
+        TLS_CONTEXT.check_hostname = False  # the certificate names the host; loopback by address here
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -223,6 +257,7 @@ def main():
     ap.add_argument("--spawn", action="store_true", help="start the server itself (ignores --url)")
     ap.add_argument("--bin", default=os.environ.get("SIGHTLINE_BIN", str(REPO / ".build/release/sightline")))
     ap.add_argument("--source", default="demo", help="source for --spawn")
+    ap.add_argument("--tls", action="store_true", help="with --spawn: HTTPS/WSS with a self-signed certificate (tls: auto)")
     ap.add_argument("--server-arg", action="append", default=[],
                     help="extra argument for the spawned server (repeatable), e.g. --server-arg=--quality=70")
     args = ap.parse_args()
@@ -262,7 +297,7 @@ def main():
     dt = (s1["_t"] - s0["_t"]) if s0 else None
     frames = delta(s0, s1, "frames") if s0 else None
     summary = {
-        "url": f"http://{host}:{port}", "spawned": bool(proc), "clients": args.clients,
+        "url": f"{'https' if TLS_CONTEXT else 'http'}://{host}:{port}", "spawned": bool(proc), "clients": args.clients,
         "seconds": args.seconds,
         "latencyMs": {
             "count": len(lat),
@@ -273,6 +308,7 @@ def main():
         "receivedFps": {"min": min(fps), "mean": round(sum(fps) / len(fps), 2), "max": max(fps)},
         "perClient": per_client,
         "server": {
+            "cores": round(s1["_cores"], 3) if s1.get("_cores") is not None else None,
             "fps": s1.get("fps"),
             "processedFpsOverRun": round(frames["processed"] / dt, 2) if frames and dt else None,
             "framesDelta": frames,

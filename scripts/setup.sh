@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 
 debian_packages=(
   pkg-config libopencv-dev opencv-data libwebsockets-dev libv4l-dev libturbojpeg0-dev  # build
-  libsystemd-dev zlib1g-dev                                                            # build: sd_notify, inflate checks
-  chromium chromium-driver python3-pip systemd                                         # tests (systemd-analyze)
+  libsystemd-dev zlib1g-dev libmosquitto-dev                                           # build: sd_notify, inflate checks, MQTT
+  chromium chromium-driver python3-pip systemd mosquitto                               # tests (systemd-analyze, an MQTT broker)
 )
 command -v node >/dev/null 2>&1 || debian_packages+=(nodejs)
 
@@ -34,7 +34,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-if ! python3 -c 'import pytest, websockets, PIL, selenium, cryptography' >/dev/null 2>&1; then
+if ! python3 -c 'import pytest, websockets, PIL, selenium, cryptography, paho.mqtt' >/dev/null 2>&1; then
   echo "setup: installing Python test packages from Tests/requirements.txt"
   python3 -m pip install -q -r Tests/requirements.txt 2>/dev/null \
     || python3 -m pip install -q --break-system-packages -r Tests/requirements.txt

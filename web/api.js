@@ -1,9 +1,7 @@
-// API access for the tool panels: fetch + bearer token + readable errors.
+// API access for the tool panels: fetch with the session cookie + readable errors.
 //
-// The token is entered once and kept in localStorage; it goes out as
-// `Authorization: Bearer <token>` on mutating calls only (GETs are public, and a
-// stale token on every poll would count as failed attempts against this address).
-// Every non-2xx answer becomes an ApiError carrying the server's JSON "error" and
+// The browser signs in once (access.js: POST /api/session); the HttpOnly cookie it
+// gets goes with every request and the WebSocket. Every non-2xx answer becomes an ApiError carrying the server's JSON "error" and
 // "detail", which describeError() turns into one sentence for the page.
 //
 // The pure helpers (sanitizeTemplateName, imageContentType, describeError,
@@ -59,7 +57,7 @@ export function describeError(err) {
   if (err.status === 0) return `${action}the server could not be reached (${err.error || 'network error'}).`;
   const what = [err.error, err.detail].filter(Boolean).join(' — ') || 'refused';
   let advice = '';
-  if (err.status === Status.UNAUTHORIZED) advice = ' Enter the server token under Access.';
+  if (err.status === Status.UNAUTHORIZED) advice = ' Sign in under Access.';
   if (err.status === Status.TOO_MANY) {
     advice = err.retryAfter != null ? ` Try again in ${Math.ceil(err.retryAfter)} s.` : ' Try again later.';
   }
@@ -95,33 +93,19 @@ export function imageContentType(file) {
 }
 
 // --- token ------------------------------------------------------------------
+// The page no longer keeps a token: signing in gives an HttpOnly session cookie
+// (access.js). An older page kept one in localStorage; it is taken once, to sign
+// in with, and removed.
 
-const tokenListeners = new Set();
-
-function storage() {
+export function takeLegacyToken() {
   try {
-    return globalThis.localStorage || null;
+    const store = globalThis.localStorage;
+    const token = store?.getItem(TOKEN_STORAGE_KEY) || '';
+    store?.removeItem(TOKEN_STORAGE_KEY);
+    return token.trim();
   } catch {
-    return null; // storage disabled
+    return ''; // storage disabled
   }
-}
-
-export function getToken() {
-  return storage()?.getItem(TOKEN_STORAGE_KEY) || '';
-}
-
-export function setToken(token) {
-  const value = String(token || '').trim();
-  const store = storage();
-  if (store) {
-    if (value) store.setItem(TOKEN_STORAGE_KEY, value);
-    else store.removeItem(TOKEN_STORAGE_KEY);
-  }
-  for (const listener of tokenListeners) listener(value);
-}
-
-export function onTokenChange(listener) {
-  tokenListeners.add(listener);
 }
 
 const unauthorizedListeners = new Set();
@@ -133,16 +117,12 @@ export function onUnauthorized(listener) {
 // --- requests ---------------------------------------------------------------
 
 /**
- * One request. `json` is sent as a JSON body; `body` is sent as is (with
- * `contentType`). `auth` adds the bearer token. Resolves to the parsed JSON answer
+ * One request, with the session cookie (same origin). `json` is sent as a JSON body;
+ * `body` is sent as is (with `contentType`). Resolves to the parsed JSON answer
  * (or null for an empty one); rejects with ApiError.
  */
-export async function apiRequest(path, { method = 'GET', json, body, contentType, auth = method !== 'GET', action = '' } = {}) {
+export async function apiRequest(path, { method = 'GET', json, body, contentType, action = '' } = {}) {
   const headers = {};
-  if (auth) {
-    const token = getToken();
-    if (token) headers.Authorization = `Bearer ${token}`;
-  }
   let payload = body;
   if (json !== undefined) {
     payload = JSON.stringify(json);

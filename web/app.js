@@ -10,6 +10,7 @@ import { TemplatesPanel } from './templates.js';
 import { FacesPanel } from './faces.js';
 import { SourcesPanel } from './sources.js';
 import { AccessPanel } from './access.js';
+import { EventsPanel } from './events.js';
 
 const WS_PATH = '/ws';
 const STATE_PATH = '/api/state';
@@ -54,7 +55,16 @@ const facesPanel = new FacesPanel($('#faces'), {
     overlay.setOptions({ selectedFaceId: id });
   },
 });
-new AccessPanel($('#access'));
+// Signing in or out changes what the stream may show: reconnect it then.
+let signedIn = null;
+new AccessPanel($('#access'), {
+  onChange(who) {
+    const now = !!who?.signedIn;
+    if (signedIn !== null && now !== signedIn) stream?.reconnectNow();
+    signedIn = now;
+  },
+});
+new EventsPanel($('#events'));
 
 let connection = { state: ConnectionState.CONNECTING, retryAt: undefined };
 let everConnected = false;

@@ -63,6 +63,17 @@ export class FrameStream {
     return this;
   }
 
+  /** Reconnects at once (after signing in or out, so the new session applies to the stream). */
+  reconnectNow() {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.attempt = 0;
+    const socket = this.socket;
+    this.socket = null;
+    if (socket) socket.close();
+    this.#connect();
+  }
+
   #setState(state, retryAt) {
     this.state = state;
     this.onStatus({ state, retryAt, attempt: this.attempt });

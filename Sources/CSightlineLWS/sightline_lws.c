@@ -10,8 +10,11 @@ struct lws_context *sl_lws_create_context(const char *iface, int port,
                                           size_t rx_buffer, void *user,
                                           const char *cert_path,
                                           const char *key_path,
-                                          int *bound_port) {
-    // The protocols array must outlive the context; one per context.
+                                          int timeout_secs,
+                                          int *bound_port,
+                                          void **protocols_out) {
+    // The protocols array must outlive the context; one per context. The
+    // caller frees it (*protocols_out) after lws_context_destroy.
     struct lws_protocols *protocols = calloc(2, sizeof *protocols);
     if (!protocols) return NULL;
     protocols[0].name = "sightline";
@@ -27,8 +30,8 @@ struct lws_context *sl_lws_create_context(const char *iface, int port,
     info.gid = -1;
     info.uid = -1;
     info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 | LWS_SERVER_OPTION_DISABLE_IPV6;
-    info.timeout_secs = 5;              // a connection must send its headers within this
-    info.max_http_header_data = 4096;
+    info.timeout_secs = (unsigned int)timeout_secs; // headers, and each piece of a body, within this
+    info.max_http_header_data = 16384; // request line and headers; StreamServer answers 414/431 past 8 KiB
     info.max_http_header_pool = 256;    // shared; one address may hold 16 (StreamServer)
     info.vhost_name = "sightline";
     info.user = user;
@@ -44,6 +47,7 @@ struct lws_context *sl_lws_create_context(const char *iface, int port,
     if (!context) { free(protocols); return NULL; }
     struct lws_vhost *vhost = lws_get_vhost_by_name(context, "sightline");
     if (bound_port) *bound_port = vhost ? lws_get_vhost_listen_port(vhost) : port;
+    if (protocols_out) *protocols_out = protocols;
     return context;
 }
 
@@ -62,25 +66,6 @@ int sl_lws_write_http_head(struct lws *wsi, unsigned int status,
     }
     if (lws_finalize_write_http_header(wsi, start, &p, end)) return -1;
     return 0;
-}
-
-int sl_lws_header(struct lws *wsi, const char *name, char *buffer, int length) {
-    static const struct { const char *name; enum lws_token_indexes token; } known[] = {
-        {"authorization:", WSI_TOKEN_HTTP_AUTHORIZATION},
-        {"content-type:", WSI_TOKEN_HTTP_CONTENT_TYPE},
-        {"content-length:", WSI_TOKEN_HTTP_CONTENT_LENGTH},
-        {"host:", WSI_TOKEN_HOST},
-        {"origin:", WSI_TOKEN_ORIGIN},
-    };
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
-        if (strcmp(known[i].name, name) == 0) {
-            if (lws_hdr_total_length(wsi, known[i].token) <= 0) return -1;
-            return lws_hdr_copy(wsi, buffer, length, known[i].token);
-        }
-    }
-    int n = lws_hdr_custom_length(wsi, name, (int)strlen(name));
-    if (n < 0) return -1;
-    return lws_hdr_custom_copy(wsi, buffer, length, name, (int)strlen(name));
 }
 
 void sl_lws_set_logging(int levels, void (*emit)(int level, const char *line)) {

@@ -14,7 +14,7 @@ struct SettingsOptions: ParsableArguments {
     @Option(help: "Address to listen on (default 127.0.0.1).")
     var host: String?
 
-    @Option(help: "Port to listen on (default 8080).")
+    @Option(help: "Port to listen on (default 8080; 0: any free port, logged at start).")
     var port: Int?
 
     @Option(help: "TLS certificate chain (PEM); with --tls-key, HTTPS and WSS on the same port (SIGHUP reloads it).")

@@ -2,10 +2,8 @@
 accepted as a user would click through it, the WebSocket following the page's scheme
 (wss), frames drawn, and no console errors under the Content-Security-Policy."""
 
-import ssl
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -16,35 +14,13 @@ from test_page import CHROMEDRIVER, CHROMIUM, SightlineServer, server_binary, se
 
 
 class HTTPSServer(SightlineServer):
+    """A SightlineServer with tls.auto: it makes a self-signed certificate and serves HTTPS."""
+
     def __init__(self, binary):
         config = Path(tempfile.mkdtemp(prefix="sightline-tls-")) / "tls.yaml"
         config.write_text("tls: {auto: true}\n")
         super().__init__(binary, extra_args=["--config", str(config)])
-        self.url = f"https://localhost:{self.port}"
-
-    def start(self):
-        import os
-        import signal
-        import subprocess
-        log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(
-            [self.binary, "serve", "--source", self.source, "--host", "127.0.0.1", "--port", str(self.port),
-             "--data-dir", self.data_dir, "--web-root", str(Path(__file__).resolve().parents[2] / "web"),
-             *self.extra_args], stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, SIGHTLINE_TOKEN=self.token))
-        log.close()
-        unverified = ssl.create_default_context()
-        unverified.check_hostname = False
-        unverified.verify_mode = ssl.CERT_NONE
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(self.url + "/healthz", timeout=1, context=unverified) as response:
-                    if response.status == 200:
-                        return self
-            except OSError:
-                time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"no HTTPS answer within 30 s:\n{self.log()}")
+        self.scheme = "https"
 
 
 @pytest.fixture

@@ -15,12 +15,14 @@ The servers started here get SIGHTLINE_TOKEN=TEST_TOKEN, so tests know the token
 """
 import json
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -57,17 +59,23 @@ class SightlineServer:
         self.source = source
         self.extra_args = list(extra_args)
         self.token = token
-        self.port = port or free_port()
+        self.port = port or 0
+        self.scheme = "http"
         self.data_dir = tempfile.mkdtemp(prefix="sightline-browser-")
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"{self.scheme}://127.0.0.1:{self.port}"
         self.process = None
         self.log_path = Path(self.data_dir) / "server.log"
 
     def start(self):
         log = open(self.log_path, "ab")
         env = dict(os.environ, SIGHTLINE_TOKEN=self.token)
+        # Port 0 unless one was asked for: the server binds a free port itself and logs it,
+        # so no other process can take it between choosing and binding. A restart asks for
+        # the port the first start learned, so an open page reconnects to the same address.
+        asked_port = self.port
+        log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
         self.process = subprocess.Popen(
-            [self.binary, "serve", "--source", self.source, "--host", "127.0.0.1", "--port", str(self.port),
+            [self.binary, "serve", "--source", self.source, "--host", "127.0.0.1", "--port", str(asked_port),
              "--data-dir", self.data_dir, "--web-root", str(WEB_ROOT), *self.extra_args],
             stdout=log, stderr=subprocess.STDOUT, env=env)
         log.close()
@@ -75,15 +83,36 @@ class SightlineServer:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"sightline exited with {self.process.returncode}:\n{self.log()}")
+            if self.port == 0:
+                found = re.search(rb"url=https?://[^ ]*:(\d+)/", self.log_path.read_bytes()[log_start:])
+                if not found:
+                    time.sleep(0.05)
+                    continue
+                self.port = int(found.group(1))
+                self.url = f"{self.scheme}://127.0.0.1:{self.port}"
             try:
-                with urllib.request.urlopen(self.url + "/api/state", timeout=1) as response:
+                with urllib.request.urlopen(self.url + "/api/state", timeout=1,
+                                            context=self.ssl_context()) as response:
                     if response.status == 200:
                         return self
+            except urllib.error.HTTPError as error:
+                if error.code == 401:
+                    return self   # it answers; watching needs a token here
             except OSError:
                 pass
             time.sleep(0.2)
         self.stop()
         raise RuntimeError(f"sightline did not answer GET /api/state within {READY_TIMEOUT_S} s:\n{self.log()}")
+
+    def ssl_context(self):
+        """None over HTTP; over HTTPS one that accepts the server's self-signed certificate."""
+        if self.scheme != "https":
+            return None
+        import ssl
+        unverified = ssl.create_default_context()
+        unverified.check_hostname = False
+        unverified.verify_mode = ssl.CERT_NONE
+        return unverified
 
     def stop(self):
         if self.process and self.process.poll() is None:

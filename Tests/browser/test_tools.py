@@ -123,14 +123,13 @@ def ensure_source(server, file_name):
 
 
 def enter_token(driver, token):
-    """Type the token into the Access card, as a person would."""
-    driver.execute_script("localStorage.clear()")
+    """Sign in on the Access card with the token, as a person would (a session cookie)."""
     field = driver.find_element(By.ID, "token")
     field.clear()
     field.send_keys(token)
     driver.find_element(By.ID, "token-save").click()
     WebDriverWait(driver, UI_TIMEOUT_S).until(
-        lambda d: d.execute_script("return localStorage.getItem('sightline.token')") == token)
+        lambda d: d.execute_script("return document.body.dataset.mayChange") == "true")
 
 
 def notice(driver, card_id):
@@ -281,14 +280,21 @@ def test_a_refused_upload_shows_the_servers_error(tools_server, driver):
     server = tools_server
     with tempfile.TemporaryDirectory() as tmp:
         path, _, _ = cut_template(server, tmp, "refused")
+        driver.delete_all_cookies()  # signed out: earlier tests signed this browser in
         open_page(driver, server.url, 1280, 720)
-        enter_token(driver, "not-the-token")
+        # A wrong token does not sign in, and says so on the card.
+        field = driver.find_element(By.ID, "token")
+        field.send_keys("not-the-token")
+        driver.find_element(By.ID, "token-save").click()
+        WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: notice(d, "access")[0] == "error")
+        assert "HTTP 401" in notice(driver, "access")[1]
+        assert driver.execute_script("return document.body.dataset.mayChange") == "false"
         driver.find_element(By.ID, "template-file").send_keys(str(path))
         driver.find_element(By.ID, "template-upload").click()
         kind, text = wait_for_notice(driver, "templates")
-        # What the server says to the same request:
+        # What the server says to the same request (the page is not signed in: no credential):
         status, answer = request(server.url + "/api/templates?name=refused", "POST", path.read_bytes(),
-                                 token="not-the-token", content_type="image/png")
+                                 content_type="image/png")
     assert status == 401 and answer and answer.get("error"), (status, answer)
     assert kind == "error", text
     assert "HTTP 401" in text and answer["error"] in text, text
@@ -298,7 +304,6 @@ def test_a_refused_upload_shows_the_servers_error(tools_server, driver):
     access_kind, access_text = notice(driver, "access")
     assert access_kind == "error" and "HTTP 401" in access_text
     assert "refused" not in template_names(server)
-    driver.execute_script("localStorage.clear()")
 
 
 def test_source_selector_switches_between_two_files(tools_server, driver):

@@ -445,6 +445,24 @@ class Server:
         return (f"command: {' '.join(map(str, self.args))}\ncwd: {self.cwd}\nexit code: {self.proc.poll()}\n"
                 f"--- server stderr (tail) ---\n{self.stderr_tail()}")
 
+    def wait_bound(self, timeout: float = READY_TIMEOUT_S) -> None:
+        """Reads the port the server bound (started with --port 0) from its log."""
+        import re
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = re.search(rb"url=https?://[^ ]*:(\d+)/", self.stderr_path.read_bytes())
+            if found:
+                self.port = int(found.group(1))
+                return
+            if self.proc.poll() is not None:
+                self.stop()
+                self.stop_problem = None  # reported here, not again at teardown
+                pytest.fail(f"server exited before it was listening\n{self.describe()}")
+            time.sleep(0.05)
+        self.stop()
+        self.stop_problem = None
+        pytest.fail(f"server did not say its port within {timeout:.0f} s\n{self.describe()}")
+
     def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
         deadline = time.monotonic() + timeout
         last = None
@@ -513,6 +531,15 @@ class Server:
     def ws(self, path: str = "/ws"):
         return ws_connect(self.port, path)
 
+    def kill(self) -> None:
+        """SIGKILL on purpose (a crash the test makes): teardown expects it."""
+        self.proc.kill()
+        self.proc.wait(timeout=10)
+        self.stopped = True
+        self.stop_problem = None
+        self._out.close()
+        self._err.close()
+
     def stop(self):
         """SIGTERM, then SIGKILL after STOP_TIMEOUT_S. Returns a problem string or None."""
         if self.stopped:
@@ -560,8 +587,9 @@ class ServerFactory:
         workdir.mkdir(parents=True, exist_ok=True)
         data_dir = workdir / "data"
         web_root = Path(web_root) if web_root is not None else WEB_ROOT
-        port = free_port()
-        args = [str(self.binary), "serve", "--host", HOST, "--port", str(port),
+        # Port 0: the server binds a free port itself and logs it, so no other
+        # process can take the port between choosing it and binding it.
+        args = [str(self.binary), "serve", "--host", HOST, "--port", "0",
                 "--data-dir", str(data_dir), "--web-root", str(web_root)]
         if source is not None:
             args += ["--source", source]
@@ -569,8 +597,9 @@ class ServerFactory:
         full_env = dict(os.environ)
         full_env["SIGHTLINE_TOKEN"] = TOKEN
         full_env.update(env or {})
-        server = Server(args, full_env, workdir, port, data_dir, web_root, Path(cwd or REPO))
+        server = Server(args, full_env, workdir, 0, data_dir, web_root, Path(cwd or REPO))
         self.servers.append(server)
+        server.wait_bound()
         if wait:
             server.wait_ready()
         return server

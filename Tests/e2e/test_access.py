@@ -92,9 +92,11 @@ def test_viewing_needs_a_credential_and_each_kind_works(sightline, tmp_path):
     wait_healthy(server)
     own = f"{HOST}:{server.port}"
 
-    for path in ("/snapshot.jpg", "/stream.mjpg", "/api/state", "/"):
+    for path in ("/snapshot.jpg", "/stream.mjpg", "/api/state", "/?action=snapshot"):
         status, headers, _ = http_get(server.port, path)
         assert status == 401 and "basic" in headers.get("www-authenticate", "").lower(), path
+    status, _, page = http_get(server.port, "/")   # the page (and its sign-in) is open
+    assert status == 200 and b"<html" in page.lower()
     assert handshake(server.port, {"Host": own})[0] == 401
     assert http_get(server.port, "/healthz")[0] == 200   # supervisors need no token
 
@@ -166,4 +168,8 @@ def test_no_signal_answers(sightline):
     assert http_get(server.port, "/healthz")[0] == 503
     live = sightline(source="demo")
     live.wait_live()
+    # wait_live sees frames processed; the stream sink publishes its frame a moment later.
+    deadline = time.monotonic() + 10
+    while http_get(live.port, "/healthz")[0] != 200 and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert http_get(live.port, "/healthz")[0] == 200

@@ -8,7 +8,7 @@ import json
 import socket
 import time
 
-from conftest import HOST, TOKEN
+from conftest import HOST, TOKEN, http_get
 
 IDLE = 1000
 
@@ -94,3 +94,22 @@ def test_idle_connections_from_one_address_do_not_lock_out_others(sightline):
         for s in idle:
             if s is not None:
                 s.close()
+
+
+def test_requests_libwebsockets_cannot_parse_never_lock_their_address_out(sightline):
+    """lws closes a request with a NUL in its path, or headers past its buffer, by itself;
+    each used to keep one of the address's 16 unfinished places for good (found by fuzzing)."""
+    server = sightline()
+    bad = [b"GET /a\x00b HTTP/1.1\r\nHost: x\r\n\r\n",
+           b"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: c=" + b"c" * 20000 + b"\r\n\r\n"]
+    for raw_request in bad:
+        for _ in range(40):
+            with socket.create_connection(("127.0.0.1", server.port), timeout=5) as s:
+                try:
+                    s.sendall(raw_request)
+                    s.shutdown(socket.SHUT_WR)
+                    s.recv(100)
+                except OSError:
+                    pass
+        status, _, _ = http_get(server.port, "/api/state")
+        assert status == 200, f"after 40 of {raw_request[:16]!r} the address is locked out"

@@ -136,3 +136,27 @@ def test_a_switched_to_source_is_tried_at_once(sightline, tmp_path):
         time.sleep(0.05)
     assert state["spec"] == f"file:{missing}" and state["state"] == "noSignal", state
     assert state["retryInSeconds"] <= 1.0, state   # its own backoff, not the demo's
+
+
+def test_long_urls_get_414_large_headers_431_and_the_server_keeps_serving(sightline):
+    server = sightline()
+    host = f"Host: {HOST}:{server.port}\r\n"
+    status, answer = raw(server.port, f"GET /api/state?pad={'a' * 9000} HTTP/1.1\r\n{host}\r\n")
+    assert status == 414 and b"URI too long" in answer, answer[:300]
+    status, answer = raw(server.port, f"GET /{'b' * 9000} HTTP/1.1\r\n{host}\r\n")
+    assert status == 414, answer[:300]
+    status, answer = raw(server.port, f"GET /api/state HTTP/1.1\r\n{host}Cookie: c={'c' * 9000}\r\n\r\n")
+    assert status == 431 and b"header fields too large" in answer, answer[:300]
+    # Just under the limits: answered normally.
+    status, _ = raw(server.port, f"GET /api/state?pad={'a' * 7000} HTTP/1.1\r\n{host}Cookie: c={'c' * 7000}\r\n\r\n")
+    assert status == 200
+    # Past what libwebsockets holds (16 KiB): it closes the connection before any callback.
+    with socket.create_connection((HOST, server.port), timeout=5) as s:
+        s.sendall(f"GET /api/state HTTP/1.1\r\n{host}Cookie: c={'c' * 20000}\r\n\r\n".encode())
+        try:
+            answer = s.recv(1000)
+        except ConnectionResetError:
+            answer = b""
+    assert answer == b"", answer[:300]
+    # Everyone else is still served.
+    assert http_get(server.port, "/api/state")[0] == 200

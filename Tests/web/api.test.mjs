@@ -71,7 +71,7 @@ test('describeError: one sentence with the server words and advice', () => {
   const refused = new ApiError({ status: 422, error: 'template has no texture', detail: 'stddev 0.4 < 4', action: 'Upload of "flat" refused' });
   assert.equal(describeError(refused), 'Upload of "flat" refused: template has no texture — stddev 0.4 < 4 (HTTP 422).');
   const unauthorized = new ApiError({ status: 401, error: 'unauthorized', detail: 'missing bearer token' });
-  assert.match(describeError(unauthorized), /unauthorized — missing bearer token \(HTTP 401\)\. Enter the server token under Access\./);
+  assert.match(describeError(unauthorized), /unauthorized — missing bearer token \(HTTP 401\)\. Sign in under Access\./);
   const limited = new ApiError({ status: 429, error: 'slow down', retryAfter: 2.2 });
   assert.match(describeError(limited), /Try again in 3 s\./);
   const offline = new ApiError({ status: 0, error: 'Failed to fetch', action: 'Switching refused' });
@@ -122,4 +122,13 @@ test('detectorSummary names the face detector from /api/state, or says detection
     'Detector: Haar cascades (no face model set), up to 4 faces.');
   assert.equal(detectorSummary(undefined), 'Face detection is off on this server.');
   assert.equal(detectorSummary({}), 'Face detection is off on this server.');
+});
+
+test('accessSummary: who is signed in and what that role may do', async () => {
+  const { accessSummary } = await import('../../web/access.js');
+  assert.match(accessSummary({ signedIn: true, name: 'ops', role: 'admin', mayChange: true }), /“ops” \(admin\): you may watch, upload/);
+  assert.match(accessSummary({ signedIn: true, name: 'tv', role: 'viewer', mayChange: false }), /\(viewer\): you may watch; uploads, naming and switching need an admin token/);
+  assert.match(accessSummary({ signedIn: false, viewOpen: true }), /watching is open here/);
+  assert.match(accessSummary({ signedIn: false, viewOpen: false }), /needs a token to watch/);
+  assert.match(accessSummary(null), /Checking/);
 });

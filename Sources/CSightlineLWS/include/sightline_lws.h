@@ -24,13 +24,18 @@ int sl_lws_pre(void);
 // `user` is what lws_context_user() gives back in callbacks.
 // With cert_path and key_path (PEM files; NULL for plain HTTP), the vhost
 // serves HTTPS and WSS on the same port (OpenSSL, as libwebsockets is built).
+// timeout_secs bounds how long lws waits for a request's headers and for
+// each piece of its body (lws's own timeouts; StreamServer replaces the
+// one lws arms after the headers while a request waits for the worker).
 // Returns NULL on failure. *bound_port receives the port actually bound.
 struct lws_context *sl_lws_create_context(const char *iface, int port,
                                           lws_callback_function *callback,
                                           size_t rx_buffer, void *user,
                                           const char *cert_path,
                                           const char *key_path,
-                                          int *bound_port);
+                                          int timeout_secs,
+                                          int *bound_port,
+                                          void **protocols_out);
 
 // Writes an HTTP response head: status, content type, content length
 // (negative: none, the connection closes after the body) and `count`
@@ -39,10 +44,6 @@ int sl_lws_write_http_head(struct lws *wsi, unsigned int status,
                            const char *content_type, int64_t content_length,
                            const char *const *names, const char *const *values,
                            int count);
-
-// Copies a request header by its name (lowercase, ending in ':'), custom
-// or known. Returns the length copied or -1 when absent.
-int sl_lws_header(struct lws *wsi, const char *name, char *buffer, int length);
 
 // Routes lws's own log lines to `emit` at the given level mask.
 void sl_lws_set_logging(int levels, void (*emit)(int level, const char *line));

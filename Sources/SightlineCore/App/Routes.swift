@@ -16,6 +16,8 @@ enum Routes {
         let auth: AuthGuard
         /// Whether the source delivers frames now.
         let live: @Sendable () -> Bool
+        /// Events (nil with events.enabled false).
+        var events: EventAPI? = nil
     }
 
     static func router(_ parts: Parts) -> Router {
@@ -25,7 +27,11 @@ enum Routes {
         }
         let stream: Route.Handler = { _ in Self.stream() }
         var routes = [
-            Route(.get, "/", access: .viewer) { request in
+            // The page is open (it signs the browser in); its ?action= forms are the camera.
+            Route(.get, "/", access: .anyone) { request in
+                if request.query["action"] != nil, let refusal = parts.auth.refusal(for: request, needs: .viewer) {
+                    return refusal
+                }
                 switch request.query["action"] {
                 case nil: return parts.staticFiles.response(for: request.path)
                 case "stream": return stream(request)
@@ -45,6 +51,7 @@ enum Routes {
         ]
         routes += SessionAPI(auth: parts.auth).routes
         routes += parts.templates.routes + parts.sources.routes + (parts.faces?.routes ?? [])
+        routes += parts.events?.routes ?? []
         return Router(routes: routes, authorize: { request, access in parts.auth.refusal(for: request, needs: access) },
                       fallback: { request in parts.staticFiles.response(for: request.path) })
     }

@@ -14,6 +14,8 @@ public final class SightlineServer: Sendable {
     private let stream: StreamSink
     private let server: StreamServer
     private let logger: Logger
+    /// Events, snapshots and MQTT; nil with events.enabled false.
+    public let events: EventServices?
     private let startedAt = MonotonicClock.nanos()
 
     public init(settings: ServeSettings, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
@@ -34,12 +36,25 @@ public final class SightlineServer: Sendable {
         }
         let stats = PipelineStats()
         let stream = StreamSink(stats: stats)
-        let camera = try assembly.build(stats: stats, sinks: [stream, WatchdogSink()])
+        let events = settings.events.enabled ? try EventServices(settings: settings, stats: stats, logger: logger) : nil
+        let camera = try assembly.build(stats: stats, sinks: [stream, WatchdogSink()] + (events.map { [$0.sink] } ?? []))
+        events?.watch(templates: camera.templates, faces: camera.faceService)
+        self.events = events
         self.camera = camera
         self.stream = stream
         let tls = try Self.tlsFiles(settings: settings, logger: logger)
         server = Self.makeServer(settings: settings, camera: camera, stream: stream, tokens: tokens, tls: tls,
-                                 startedAt: startedAt, logger: logger)
+                                 startedAt: startedAt, events: events?.api(namer: Self.eventNamer(events, camera, settings, logger)),
+                                 logger: logger)
+    }
+
+    /// Naming from face events uses a second detector of the same kind, made on first use.
+    private static func eventNamer(_ events: EventServices?, _ camera: CameraGraph, _ settings: ServeSettings,
+                                   _ logger: Logger) -> EventNamer? {
+        guard let events, let faces = camera.faceService else { return nil }
+        return EventNamer(store: events.store, faces: faces) {
+            try FaceDetectorFactory.make(modelPath: settings.faceModel, logger: logger)
+        }
     }
 
     public var port: Int { server.boundPort }
@@ -67,7 +82,9 @@ public final class SightlineServer: Sendable {
     }
 
     public func metricsText() -> String {
-        Self.metrics(camera: camera, startedAt: startedAt)
+        var status: (@Sendable () -> EventStatus)?
+        if let events { status = { events.status } }
+        return Self.metrics(camera: camera, startedAt: startedAt, events: status)
     }
 
     // MARK: - Assembly of the HTTP side
@@ -78,10 +95,10 @@ public final class SightlineServer: Sendable {
                     faces: camera.facesInfo, sinks: camera.sinkCounts)
     }
 
-    static func metrics(camera: CameraGraph, startedAt: UInt64) -> String {
+    static func metrics(camera: CameraGraph, startedAt: UInt64, events: (@Sendable () -> EventStatus)?) -> String {
         PrometheusText.render(stats: camera.stats.snapshot(), status: camera.capture.status,
                               templates: camera.templates.all.count, uptime: uptime(since: startedAt),
-                              sinks: camera.sinkCounts)
+                              sinks: camera.sinkCounts) + (events.map { PrometheusText.render(events: $0()) } ?? "")
     }
 
     private static func uptime(since start: UInt64) -> Double { Double(MonotonicClock.nanos() - start) / 1e9 }
@@ -114,7 +131,7 @@ public final class SightlineServer: Sendable {
     }
 
     private static func makeServer(settings: ServeSettings, camera: CameraGraph, stream: StreamSink, tokens: TokenStore, tls: TLSFiles?,
-                                   startedAt: UInt64, logger: Logger) -> StreamServer {
+                                   startedAt: UInt64, events: EventAPI?, logger: Logger) -> StreamServer {
         let capture = camera.capture
         let templates = TemplateAPI(library: camera.templates, store: camera.templateStore,
                                     uploadedNames: camera.uploadedTemplateNames,
@@ -126,12 +143,12 @@ public final class SightlineServer: Sendable {
                              policy: AccessPolicy(settings: settings))
         let router = Routes.router(Routes.Parts(
             state: { state(camera: camera, startedAt: startedAt) },
-            metrics: { metrics(camera: camera, startedAt: startedAt) },
+            metrics: { metrics(camera: camera, startedAt: startedAt, events: events?.status) },
             latestFrame: { stream.slot.latest },
             staticFiles: StaticFiles(root: ResourceLocator.locate(settings.webRoot)),
             templates: templates, sources: sources, faces: camera.faceService.map { FaceAPI(service: $0) },
             auth: auth,
-            live: { capture.status.state == .live }))
+            live: { capture.status.state == .live }, events: events))
         var options = StreamServer.Options()
         options.host = settings.host
         options.port = settings.port

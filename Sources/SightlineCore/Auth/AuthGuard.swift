@@ -72,7 +72,14 @@ public final class AuthGuard: Sendable {
                                                       + "the config, <data-dir>/token or `sightline token add`)"
                                                   : "send a token as 'Authorization: Bearer <token>', as the password of HTTP "
                                                       + "Basic, or sign in on the page")
-            if access == .viewer { response.headers.append(("www-authenticate:", "Basic realm=\"Sightline\", charset=\"UTF-8\"")) }
+            // The Basic challenge is for players, Home Assistant and a typed URL (no
+            // Sec-Fetch-Mode, or "navigate"). The page's own requests (fetch, its
+            // WebSocket, images) get none: a browser would open its own prompt over
+            // the page, which has a sign-in.
+            let mode = request.headers["sec-fetch-mode"]?.lowercased()
+            if access == .viewer && (mode == nil || mode == "navigate") {
+                response.headers.append(("www-authenticate:", "Basic realm=\"Sightline\", charset=\"UTF-8\""))
+            }
             return response
         }
         guard credential.role.allows(access == .admin ? .admin : .viewer) else {

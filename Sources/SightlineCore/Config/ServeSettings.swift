@@ -53,8 +53,27 @@ public struct ServeSettings: Sendable {
     public var tlsCert: String?
     public var tlsKey: String?
     public var tlsAuto = false
+    /// Names this server in events and MQTT topics; nil: from the host name (`cameraName`).
+    public var camera: String?
+    public var events = EventSettings()
+    public var mqtt = MQTTSettings()
 
     public init() {}
+
+    /// The camera name events and topics use: `camera`, else the host name
+    /// (up to its first dot) with anything but letters, digits, '-' and '_' as '-'.
+    public var cameraName: String { camera ?? Self.hostCameraName() }
+
+    public static func hostCameraName(_ host: String = ProcessInfo.processInfo.hostName) -> String {
+        let short = host.split(separator: ".").first.map(String.init) ?? ""
+        let cleaned = String(short.prefix(64).map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") ? $0 : "-" })
+        return cleaned.isEmpty ? "sightline" : cleaned
+    }
+
+    /// 1-64 ASCII letters, digits, '-' or '_': safe in topics, file names and Home Assistant ids.
+    public static func isValidCameraName(_ name: String) -> Bool {
+        (1...64).contains(name.count) && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+    }
 
     /// Whether `host` is a loopback address or name.
     public static func isLoopback(_ host: String) -> Bool {
@@ -118,11 +137,41 @@ public struct ServeSettings: Sendable {
         if let v = config.faces?.detectEvery { faceDetectEvery = v }
         if let v = config.faces?.refineLandmarks { faceRefineLandmarks = v }
         if let v = config.faces?.region, v.count == 4 { faceRegion = NormalizedBox(x: v[0], y: v[1], w: v[2], h: v[3]) }
+        if let v = config.camera, !v.isEmpty { camera = v }
+        if let e = config.events {
+            if let v = e.enabled { events.enabled = v }
+            if let v = e.minSeconds { events.minSeconds = v }
+            if let v = e.endAfterSeconds { events.endAfterSeconds = v }
+            if let v = e.updateSeconds { events.updateSeconds = v }
+            if let v = e.minUpdateSeconds { events.minUpdateSeconds = v }
+            if let v = e.maxEvents { events.maxEvents = v }
+            if let v = e.maxAgeDays { events.maxAgeDays = v }
+            if let v = e.maxMegabytes { events.maxMegabytes = v }
+        }
+        if let m = config.mqtt {
+            func text(_ value: String?) -> String? { value.flatMap { $0.isEmpty ? nil : $0 } }
+            if let v = m.host { mqtt.host = v }
+            if let v = m.port { mqtt.port = v }
+            if let v = text(m.username) { mqtt.username = v }
+            if let v = text(m.password) { mqtt.password = v }
+            if let v = text(m.caFile) { mqtt.caFile = v }
+            if let v = text(m.certFile) { mqtt.certFile = v }
+            if let v = text(m.keyFile) { mqtt.keyFile = v }
+            if let v = text(m.clientId) { mqtt.clientId = v }
+            if let v = text(m.topicPrefix) { mqtt.topicPrefix = v }
+            if let v = m.keepalive { mqtt.keepalive = v }
+            if let v = m.queueLimit { mqtt.queueLimit = v }
+            if let v = m.reconnectMaxSeconds { mqtt.reconnectMaxSeconds = v }
+            if let v = m.statsSeconds { mqtt.statsSeconds = v }
+            if let v = m.homeAssistant { mqtt.homeAssistant = v }
+            if let v = text(m.discoveryPrefix) { mqtt.discoveryPrefix = v }
+        }
     }
 
     /// Checks ranges; the message names the setting.
     public func validate() throws {
-        guard (1...65535).contains(port) else { throw ConfigError.invalid("port must be 1-65535, got \(port)") }
+        // 0: any free port, chosen when the server binds and logged ("serving url=...").
+        guard (0...65535).contains(port) else { throw ConfigError.invalid("port must be 0-65535 (0: any free port), got \(port)") }
         guard (1...100).contains(jpegQuality) else { throw ConfigError.invalid("jpeg quality must be 1-100, got \(jpegQuality)") }
         guard (0.0...1.0).contains(templateThreshold) else {
             throw ConfigError.invalid("templates.threshold must be 0-1, got \(templateThreshold)")
@@ -148,6 +197,11 @@ public struct ServeSettings: Sendable {
         guard (1...30).contains(faceDetectEvery) else {
             throw ConfigError.invalid("faces.detectEvery must be 1 to 30, got \(faceDetectEvery)")
         }
+        if let camera, !Self.isValidCameraName(camera) {
+            throw ConfigError.invalid("camera must be 1-64 letters, digits, '-' or '_', got '\(camera)'")
+        }
+        try events.validate()
+        if let options = mqtt.options(camera: cameraName) { try options.validate() }
         if let r = faceRegion, !(r.x >= 0 && r.y >= 0 && r.w > 0 && r.h > 0 && r.x + r.w <= 1.0001 && r.y + r.h <= 1.0001) {
             throw ConfigError.invalid("faces.region must be [x, y, w, h] inside [0, 1], got \([r.x, r.y, r.w, r.h])")
         }

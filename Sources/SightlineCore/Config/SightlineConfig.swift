@@ -62,7 +62,42 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var key: String?
     }
 
+    /// Events and their snapshots in <data-dir>/events.
+    public struct Events: Codable, Sendable, Equatable {
+        public var enabled: Bool?
+        public var minSeconds: Double?
+        public var endAfterSeconds: Double?
+        public var updateSeconds: Double?
+        public var minUpdateSeconds: Double?
+        public var maxEvents: Int?
+        public var maxAgeDays: Double?
+        public var maxMegabytes: Double?
+    }
+
+    /// The MQTT broker (off while host is empty) and Home Assistant discovery.
+    public struct MQTT: Codable, Sendable, Equatable {
+        public var host: String?
+        public var port: Int?
+        public var username: String?
+        public var password: String?
+        public var caFile: String?
+        public var certFile: String?
+        public var keyFile: String?
+        public var clientId: String?
+        public var topicPrefix: String?
+        public var keepalive: Int?
+        public var queueLimit: Int?
+        public var reconnectMaxSeconds: Double?
+        public var statsSeconds: Double?
+        public var homeAssistant: Bool?
+        public var discoveryPrefix: String?
+    }
+
     public var server: Server?
+    /// Names this server in events and MQTT topics (default: the host name).
+    public var camera: String?
+    public var events: Events?
+    public var mqtt: MQTT?
     public var access: Access?
     public var tls: TLS?
     public var source: Source?
@@ -77,7 +112,12 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
     public init() {}
 
     static let knownKeys: [String: Set<String>] = [
-        "": ["server", "access", "tls", "source", "demo", "jpeg", "templates", "faces", "dataDir", "token", "logLevel"],
+        "": ["server", "access", "tls", "source", "demo", "jpeg", "templates", "faces", "dataDir", "token", "logLevel",
+             "camera", "events", "mqtt"],
+        "events": ["enabled", "minSeconds", "endAfterSeconds", "updateSeconds", "minUpdateSeconds", "maxEvents",
+                   "maxAgeDays", "maxMegabytes"],
+        "mqtt": ["host", "port", "username", "password", "caFile", "certFile", "keyFile", "clientId", "topicPrefix",
+                 "keepalive", "queueLimit", "reconnectMaxSeconds", "statsSeconds", "homeAssistant", "discoveryPrefix"],
         "access": ["view", "allowedOrigins", "allowedHosts", "sessionMinutes"],
         "tls": ["auto", "cert", "key"],
         "server": ["host", "port", "webRoot"],

@@ -49,6 +49,32 @@ public enum PrometheusText {
         return out
     }
 
+    /// Events and MQTT (appended while events are on).
+    public static func render(events: EventStatus) -> String {
+        var out = ""
+        func metric(_ name: String, _ type: String, _ help: String, _ samples: [(String, Double)]) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+            for (labels, value) in samples { out += "\(name)\(labels) \(format(value))\n" }
+        }
+        metric("sightline_events_stored", "gauge", "Events kept in <data-dir>/events.", [("", Double(events.store.events))])
+        metric("sightline_events_open", "gauge", "Events under way (their thing in view).", [("", Double(events.store.open))])
+        metric("sightline_events_stored_bytes", "gauge", "Bytes of event records and images.", [("", Double(events.store.bytes))])
+        metric("sightline_event_writes_total", "counter", "Event states written, dropped while too many waited, or failed.",
+               [("{result=\"saved\"}", Double(events.recorder.saved)), ("{result=\"dropped\"}", Double(events.recorder.dropped)),
+                ("{result=\"failed\"}", Double(events.recorder.failed))])
+        guard let mqtt = events.mqtt else { return out }
+        metric("sightline_mqtt_connected", "gauge", "1 while connected to the broker.", [("", mqtt.connected ? 1 : 0)])
+        metric("sightline_mqtt_messages_published_total", "counter", "Messages the broker acknowledged.",
+               [("", Double(mqtt.published))])
+        metric("sightline_mqtt_messages_dropped_total", "counter", "Event messages dropped because the queue was full.",
+               [("", Double(mqtt.dropped))])
+        metric("sightline_mqtt_queued", "gauge", "Messages waiting for the broker.",
+               [("{kind=\"event\"}", Double(mqtt.queuedEvents)), ("{kind=\"state\"}", Double(mqtt.queuedStates))])
+        metric("sightline_mqtt_connection_failures_total", "counter", "Connection attempts that failed or connections lost.",
+               [("", Double(mqtt.failures))])
+        return out
+    }
+
     private static func histogram(_ out: inout String, _ name: String, _ labels: String, _ h: LatencyHistogram) {
         let prefix = labels.isEmpty ? "" : labels + ","
         for bound in LatencyHistogram.prometheusBounds {

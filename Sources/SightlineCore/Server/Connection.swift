@@ -32,6 +32,8 @@ final class Connection {
     var responseBody = Data()
     var responseOffset = 0
     var closeAfterResponse = false
+    /// The request is a HEAD: its answer goes out without the body.
+    var headOnly = false
 
     /// Index of the last frame this client was sent (see EncodedFrame.index).
     var lastFrameIndex: UInt64 = 0
@@ -58,5 +60,6 @@ final class Connection {
         responseBody = Data()
         responseOffset = 0
         closeAfterResponse = false
+        headOnly = false
     }
 }

@@ -22,14 +22,40 @@ final class FormCollector {
     private var fileField: String?
     private var files = 0
     private var tooLarge = false
+    /// For multipart bodies: the close delimiter (`--boundary--`) the body must
+    /// end with, and the body's last bytes to check it against (lws_spa
+    /// finalizes a body cut off inside a part without complaint).
+    private let closeDelimiter: Data?
+    private var tail = Data()
+    private let missingBoundary: Bool
 
     static func accepts(contentType: String?) -> Bool {
         let type = (contentType ?? "").lowercased()
         return type.hasPrefix("multipart/form-data") || type.hasPrefix("application/x-www-form-urlencoded")
     }
 
-    init(wsi: OpaquePointer, maxBytes: Int) {
+    /// The `boundary` parameter of a multipart Content-Type (quoted or not); nil if absent.
+    static func boundary(of contentType: String) -> String? {
+        for parameter in contentType.split(separator: ";").dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "boundary" else { continue }
+            var value = pair[1].trimmingCharacters(in: .whitespaces)
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            return value.isEmpty || value.utf8.count > 70 ? nil : value
+        }
+        return nil
+    }
+
+    init(wsi: OpaquePointer, contentType: String, maxBytes: Int) {
         self.maxBytes = maxBytes
+        if contentType.lowercased().hasPrefix("multipart/") {
+            let boundary = Self.boundary(of: contentType)
+            closeDelimiter = boundary.map { Data("--\($0)--".utf8) }
+            missingBoundary = boundary == nil
+        } else {
+            closeDelimiter = nil
+            missingBoundary = false
+        }
         names = Self.fieldNames.map { strdup($0) }
         var info = lws_spa_create_info_t()
         info.count_params = Int32(names.count)
@@ -51,7 +77,15 @@ final class FormCollector {
 
     /// A piece of the body; an error answer when it cannot be parsed.
     func feed(_ bytes: UnsafeMutableRawPointer, _ count: Int) -> HTTPResponse? {
-        guard let spa else { return .error(400, "malformed form data", detail: "the form's content type has no boundary") }
+        guard let spa, !missingBoundary else {
+            return .error(400, "malformed form data", detail: "the form's content type has no boundary")
+        }
+        if let closeDelimiter {
+            // Enough of the end to find the close delimiter followed by a line break or two.
+            let keep = closeDelimiter.count + 4
+            tail.append(bytes.assumingMemoryBound(to: UInt8.self), count: count)
+            if tail.count > 4 * keep { tail.removeFirst(tail.count - keep) }
+        }
         if lws_spa_process(spa, bytes.assumingMemoryBound(to: CChar.self), Int32(count)) < 0 || tooLarge {
             return tooLarge ? .error(413, "request body too large", detail: "the limit is \(maxBytes) bytes")
                 : .error(400, "malformed form data", detail: "the multipart body does not parse")
@@ -61,8 +95,12 @@ final class FormCollector {
 
     /// The body is complete: the fields and the file.
     func finish() -> Result<HTTPRequest.Form, Refusal> {
-        guard let spa, lws_spa_finalize(spa) >= 0 else {
-            return .failure(Refusal(response: .error(400, "malformed form data", detail: "the multipart body ends inside a part")))
+        guard let spa, !missingBoundary else {
+            return .failure(Refusal(response: .error(400, "malformed form data", detail: "the form's content type has no boundary")))
+        }
+        guard lws_spa_finalize(spa) >= 0, endsWithCloseDelimiter else {
+            return .failure(Refusal(response: .error(400, "malformed form data",
+                                                     detail: "the multipart body ends before its closing boundary")))
         }
         var form = HTTPRequest.Form()
         for (index, name) in Self.fieldNames.enumerated() {
@@ -74,6 +112,15 @@ final class FormCollector {
             form.fileField = fileField
         }
         return .success(form)
+    }
+
+    /// Whether a multipart body ended with `--boundary--` (line breaks after it
+    /// allowed; an epilogue of other text is not: no browser or client sends one).
+    private var endsWithCloseDelimiter: Bool {
+        guard let closeDelimiter else { return true }
+        var end = tail.endIndex
+        while end > tail.startIndex, [UInt8(ascii: "\r"), UInt8(ascii: "\n")].contains(tail[end - 1]) { end -= 1 }
+        return tail[tail.startIndex..<end].suffix(closeDelimiter.count) == closeDelimiter
     }
 
     /// lws_spa's upload callback (service thread, inside `feed`/`finish`).

@@ -44,6 +44,9 @@ public final class RequestWorker: Sendable {
         thread.start()
     }
 
+    /// Jobs waiting (not counting the one running).
+    public var queued: Int { queue.withLock { $0.jobs.count } }
+
     /// Queues a job; false when the queue is full or the worker stopped.
     public func submit(_ job: Job) -> Bool {
         let accepted = queue.withLock { state -> Bool in

@@ -141,7 +141,8 @@ public struct Router: Sendable {
         if request.path == "/api" || request.path.hasPrefix("/api/") {
             return .respond(.error(404, "no such endpoint", detail: "\(request.method.rawValue) \(request.path)"))
         }
-        if let refusal = authorize(request, .viewer) { return .respond(refusal) }
+        // The page's own files hold no camera data: anyone may load them, so a
+        // browser that is not signed in gets the page and its sign-in.
         guard request.method == .get || request.method == .head else {
             return .respond(.error(405, "method not allowed", detail: "static files answer GET only"))
         }

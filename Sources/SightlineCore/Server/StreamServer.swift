@@ -36,6 +36,13 @@ public final class StreamServer: @unchecked Sendable {
         /// their request headers: more are closed at once, so idle sockets
         /// from one place cannot take the header buffers everyone needs.
         public var maxUnfinishedPerAddress = 16
+        /// Seconds a client has to send its request headers, and each piece
+        /// of its body (libwebsockets' own timeout).
+        public var requestTimeoutSeconds = 5
+        /// Seconds a request may wait for the worker's answer (queue and
+        /// job); lws's content timeout, which would close it after
+        /// `requestTimeoutSeconds`, is replaced by this meanwhile.
+        public var workerWaitSeconds = 120
         public init() {}
     }
 
@@ -83,26 +90,32 @@ public final class StreamServer: @unchecked Sendable {
         self.worker = worker
     }
 
+    /// Any thread (from the stats' lock).
     public var clientCounts: (webSocket: Int, mjpeg: Int) {
         let snapshot = stats.snapshot()
         return (snapshot.webSocketClients, snapshot.mjpegClients)
     }
 
-    /// Binds and starts the service thread. Throws when the port cannot be bound.
+    /// Main thread (once): binds, starts the worker and the service thread.
+    /// Throws when the port cannot be bound.
     public func start() throws {
         sl_lws_set_logging(Int32(LLL_ERR), lwsLogEntry)
+        let descriptors = Self.raiseOpenFileLimit()
+        logger.info("connections: up to about \(max(0, descriptors - 64)) at once (RLIMIT_NOFILE \(descriptors), less the process's own files); \(options.maxUnfinishedPerAddress) unfinished per address")
         var port: Int32 = 0
+        var protocols: UnsafeMutableRawPointer?
         let me = Unmanaged.passUnretained(self).toOpaque()
         guard let context = sl_lws_create_context(options.host, Int32(options.port), lwsCallbackEntry,
                                                   options.maxMessageBytes, me, options.tls?.certificate,
-                                                  options.tls?.privateKey, &port) else {
+                                                  options.tls?.privateKey, Int32(options.requestTimeoutSeconds),
+                                                  &port, &protocols) else {
             throw ServerError.cannotListen("cannot listen on \(options.host):\(options.port) (in use, or not an address of this machine)")
         }
         boundPort = Int(port)
-        let handle = ContextHandle(pointer: context)
+        let handle = ContextHandle(pointer: context, protocols: protocols)
         control.withLock { $0.context = handle }
         worker.start()
-        let thread = Thread { [self] in serviceLoop(handle.pointer) }
+        let thread = Thread { [self] in serviceLoop(handle) }
         thread.name = "sightline.lws"
         thread.start()
     }
@@ -159,20 +172,31 @@ public final class StreamServer: @unchecked Sendable {
         }
         guard running else { return }
         finished.wait()
-        control.withLock { $0.context = nil }
     }
 
-    /// Service thread.
-    private func serviceLoop(_ context: OpaquePointer) {
+    /// Service thread: runs until `stop`, or until lws fails. Either way the
+    /// context is taken out of `control` before it is destroyed, so a `wake`
+    /// from another thread never reaches a destroyed context.
+    private func serviceLoop(_ handle: ContextHandle) {
+        let context = handle.pointer
         while !control.withLock({ $0.stopping }) {
-            if lws_service(context, 0) < 0 { break }
+            if lws_service(context, 0) < 0 {
+                logger.error("libwebsockets stopped serving")
+                break
+            }
+        }
+        control.withLock { control in
+            control.stopping = true
+            control.context = nil
         }
         lws_context_destroy(context)
+        free(handle.protocols)  // lws keeps using the protocols array until the context is gone
         finished.signal()
     }
 
     // MARK: - Callback dispatch (service thread)
 
+    /// Service thread: every lws callback, by reason.
     fileprivate func callback(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                               _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         switch reason {
@@ -241,6 +265,14 @@ public final class StreamServer: @unchecked Sendable {
                 connection.pendingAnswer = nil
                 return respond(wsi, connection, answer)
             }
+            if connection.awaitingWorker {
+                // Asked for in `dispatch`, so this runs after lws armed its
+                // content timeout for a request without a body (at the end of
+                // its LWS_CALLBACK_HTTP handling): the worker's time is not
+                // the client's, so wait for the answer up to workerWaitSeconds.
+                lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, Int32(options.workerWaitSeconds))
+                return 0
+            }
             return connection.role == .mjpeg ? sendMJPEGPart(wsi, connection) : writeBody(wsi, connection)
         case LWS_CALLBACK_CLOSED_HTTP:
             upgradingCredentials.removeValue(forKey: wsi)
@@ -255,7 +287,7 @@ public final class StreamServer: @unchecked Sendable {
         }
     }
 
-    /// A new frame is out: frames a client can no longer get (every one
+    /// Service thread: a new frame is out: frames a client can no longer get (every one
     /// older than the newest that it was not sent) count as skipped now, so
     /// a stalled client's losses show even while it gets no callbacks.
     private func wakeStreamingClients() {
@@ -288,6 +320,7 @@ public final class StreamServer: @unchecked Sendable {
         }
     }
 
+    /// Service thread.
     private func markSent(_ frame: EncodedFrame, to connection: Connection) {
         connection.lastFrameIndex = frame.index
         connection.accountedThrough = max(connection.accountedThrough, frame.index)
@@ -295,6 +328,8 @@ public final class StreamServer: @unchecked Sendable {
 
     // MARK: - WebSocket
 
+    /// Service thread: counts a client's incoming message (clients only
+    /// listen); one over `maxMessageBytes` closes it with 1009.
     private func receiveWebSocket(_ wsi: OpaquePointer, length: Int) -> Int32 {
         guard let connection = connections[wsi] else { return -1 }
         connection.incomingMessageBytes += length
@@ -311,7 +346,7 @@ public final class StreamServer: @unchecked Sendable {
         return 0
     }
 
-    /// JSON first, then on the next writeable callback the JPEG of the same frame.
+    /// Service thread: JSON first, then on the next writeable callback the JPEG of the same frame.
     private func sendWebSocket(_ wsi: OpaquePointer) -> Int32 {
         guard let connection = connections[wsi] else { return -1 }
         if let frame = connection.pendingBinary {
@@ -333,7 +368,7 @@ public final class StreamServer: @unchecked Sendable {
         return 0
     }
 
-    /// lws_write with the LWS_PRE headroom it needs; false when the connection failed.
+    /// Service thread: lws_write with the LWS_PRE headroom it needs; false when the connection failed.
     private func write(_ wsi: OpaquePointer, _ data: Data, _ protocolType: lws_write_protocol) -> Bool {
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: pre + data.count)
         defer { buffer.deallocate() }
@@ -343,6 +378,7 @@ public final class StreamServer: @unchecked Sendable {
 
     // MARK: - HTTP
 
+    /// Service thread: a connection id, never reused in the server's life.
     private func takeID() -> UInt64 {
         defer { nextID += 1 }
         return nextID
@@ -373,12 +409,25 @@ public final class StreamServer: @unchecked Sendable {
             connection.closeAfterResponse = true
             return respond(wsi, connection, refusal)
         }
+        if let refusal = Self.sizeRefusal(uriBytes: Int(uriLength) + Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS)),
+                                          headers: request.headers) {
+            connection.closeAfterResponse = true
+            return respond(wsi, connection, refusal)
+        }
         connection.corsHeaders = access?.policy.corsHeaders(request) ?? []
         connection.streamCredential = access?.credential(for: request).credential
         connection.requestHost = request.headers["host"] ?? ""
+        connection.headOnly = request.method == .head
         let hasBody = [.post, .put, .patch].contains(request.method)
         let contentLength = request.headers["content-length"]
         let transferEncoding = request.headers["transfer-encoding"]
+        if hasBody && contentLength == nil && transferEncoding == nil {
+            // HTTP/1.1: no Content-Length, no body. But libwebsockets 4.1
+            // expects up to 100 MiB of body after a POST, PUT or PATCH
+            // without one, and would take the next request on this
+            // connection for it: answer the request as bodiless, then close.
+            connection.closeAfterResponse = true
+        }
         if contentLength != nil && transferEncoding != nil {
             connection.closeAfterResponse = true
             return respond(wsi, connection, .error(400, "conflicting body length",
@@ -386,8 +435,10 @@ public final class StreamServer: @unchecked Sendable {
         }
         if transferEncoding != nil {
             // libwebsockets 4.1 does not decode chunked request bodies on the
-            // server side: the chunk framing would reach us as body bytes. An
-            // upload is a file of known size, so ask for its length.
+            // server side: without a Content-Length it expects a body of up to
+            // 100 MiB (server.c, lws_http_action) and hands the chunk framing
+            // to LWS_CALLBACK_HTTP_BODY as body bytes, and the body never
+            // completes. An upload is a file of known size: ask for its length.
             connection.closeAfterResponse = true
             return respond(wsi, connection, .error(411, "length required",
                                                    detail: "send the body with a Content-Length (chunked uploads are not accepted)"))
@@ -400,8 +451,8 @@ public final class StreamServer: @unchecked Sendable {
         }
         if hasBody && length > 0 {
             connection.request = request
-            if FormCollector.accepts(contentType: request.headers["content-type"]) {
-                connection.form = FormCollector(wsi: wsi, maxBytes: options.maxBodyBytes)
+            if let type = request.headers["content-type"], FormCollector.accepts(contentType: type) {
+                connection.form = FormCollector(wsi: wsi, contentType: type, maxBytes: options.maxBodyBytes)
             }
             return 0
         }
@@ -422,11 +473,14 @@ public final class StreamServer: @unchecked Sendable {
             })
             guard worker.submit(job) else { return respond(wsi, connection, RequestWorker.busy) }
             connection.awaitingWorker = true
+            // The next writeable callback replaces lws's content timeout
+            // (see LWS_CALLBACK_HTTP_WRITEABLE).
+            lws_callback_on_writable(wsi)
             return 0
         }
     }
 
-    /// Service thread: answers from the worker go to their connections, if
+    /// Service thread (on LWS_CALLBACK_EVENT_WAIT_CANCELLED): answers from the worker go to their connections, if
     /// still open (a connection that closed meanwhile is gone from the map,
     /// and its id is never reused).
     private func deliverCompleted() {
@@ -452,6 +506,15 @@ public final class StreamServer: @unchecked Sendable {
         let address = withUnsafePointer(to: &args.pointee.cli_addr) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Self.addressText($0) }
         }
+        // This descriptor number was another connection's, which is gone: if its
+        // count was never given back (lws closes a request it cannot parse, a NUL
+        // in the path or headers past its buffer, and reports the wsi's end with
+        // the socket already invalid), give it back now. Without this, 16 such
+        // requests locked their address out for good (found by FuzzForms).
+        if let stale = unfinishedAddress.removeValue(forKey: fd) {
+            let left = unfinishedCount[stale, default: 1] - 1
+            unfinishedCount[stale] = left > 0 ? left : nil
+        }
         let count = unfinishedCount[address, default: 0]
         if count >= options.maxUnfinishedPerAddress {
             stats.connectionRefused()
@@ -470,6 +533,7 @@ public final class StreamServer: @unchecked Sendable {
         unfinishedCount[address] = left > 0 ? left : nil
     }
 
+    /// Any thread (pure): the numeric address.
     static func addressText(_ address: UnsafePointer<sockaddr>) -> String {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         switch Int32(address.pointee.sa_family) {
@@ -560,10 +624,17 @@ public final class StreamServer: @unchecked Sendable {
         return 0
     }
 
+    /// Service thread: writes an answer's head and starts its body (or the
+    /// MJPEG stream); the rest goes out on writeable callbacks.
     private func respond(_ wsi: OpaquePointer, _ connection: Connection, _ answer: HTTPResponse) -> Int32 {
         var response = answer
         response.headers += Self.securityHeaders(host: connection.requestHost) + connection.corsHeaders
         switch response.body {
+        case .mjpegStream where connection.headOnly:
+            // A HEAD of a stream: its head, then the connection closes (a stream has no length).
+            connection.closeAfterResponse = true
+            guard writeHead(wsi, response.status, response.contentType, -1, response.headers) else { return -1 }
+            return finishExchange(wsi, connection)
         case .mjpegStream:
             guard writeHead(wsi, response.status, response.contentType, -1, response.headers) else { return -1 }
             connection.role = .mjpeg
@@ -576,7 +647,8 @@ public final class StreamServer: @unchecked Sendable {
             var headers = response.headers
             if connection.closeAfterResponse { headers.append(("connection:", "close")) }
             guard writeHead(wsi, response.status, response.contentType, Int64(body.count), headers) else { return -1 }
-            if body.isEmpty { return finishExchange(wsi, connection) }
+            // A HEAD gets the length a GET would, and no body.
+            if body.isEmpty || connection.headOnly { return finishExchange(wsi, connection) }
             connection.responseBody = body
             connection.responseOffset = 0
             lws_callback_on_writable(wsi)
@@ -584,6 +656,7 @@ public final class StreamServer: @unchecked Sendable {
         }
     }
 
+    /// Service thread: the next `chunkBytes` of an answer's body.
     private func writeBody(_ wsi: OpaquePointer, _ connection: Connection) -> Int32 {
         let body = connection.responseBody
         guard connection.responseOffset < body.count else { return 0 }
@@ -597,12 +670,14 @@ public final class StreamServer: @unchecked Sendable {
         return 0
     }
 
+    /// Service thread: an answer is out; close, or wait for the next request.
     private func finishExchange(_ wsi: OpaquePointer, _ connection: Connection) -> Int32 {
         if connection.closeAfterResponse { return -1 }
         connection.resetExchange()
         return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
     }
 
+    /// Service thread: the newest frame as one MJPEG part, if the client has not had it.
     private func sendMJPEGPart(_ wsi: OpaquePointer, _ connection: Connection) -> Int32 {
         guard let frame = frames.latest, frame.index > connection.lastFrameIndex else { return 0 }
         if lws_send_pipe_choked(wsi) != 0 { return 0 }
@@ -616,7 +691,7 @@ public final class StreamServer: @unchecked Sendable {
         return 0
     }
 
-    /// On every answer: the page may load only its own scripts, styles and
+    /// Any thread (pure). On every answer: the page may load only its own scripts, styles and
     /// images and talk only to its own server (and its WebSocket), may not be
     /// framed, and sends no referrer; browsers must not guess content types.
     static func securityHeaders(host: String) -> [(String, String)] {
@@ -631,7 +706,7 @@ public final class StreamServer: @unchecked Sendable {
         ]
     }
 
-    /// Writes the status line and headers; names end in ':'.
+    /// Service thread: writes the status line and headers; names end in ':'.
     private func writeHead(_ wsi: OpaquePointer, _ status: Int, _ contentType: String, _ length: Int64,
                            _ headers: [(String, String)]) -> Bool {
         var names = headers.map { strdup($0.0.hasSuffix(":") ? $0.0 : $0.0 + ":") }
@@ -652,6 +727,7 @@ public final class StreamServer: @unchecked Sendable {
 
     // MARK: - Request details
 
+    /// Any thread (pure).
     private static func method(_ index: Int32) -> HTTPRequest.Method {
         switch index {
         case Int32(LWSHUMETH_GET): return .get
@@ -665,17 +741,25 @@ public final class StreamServer: @unchecked Sendable {
         }
     }
 
+    /// Service thread (inside a callback for `wsi`): the decoded path.
     private func requestPath(_ wsi: OpaquePointer) -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
+        let length = Int(lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI))
+        guard length > 0 else { return "" }
+        var buffer = [CChar](repeating: 0, count: length + 1)
         guard lws_hdr_copy(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_GET_URI) > 0 else { return "" }
         return String(cChars: buffer)
     }
 
+    /// Service thread (inside a callback for `wsi`): the query, as lws
+    /// decoded it (%xx, and + as a space), each `name=value` in full.
     private func query(_ wsi: OpaquePointer) -> [String: String] {
         var result: [String: String] = [:]
-        var buffer = [CChar](repeating: 0, count: 1024)
         var index: Int32 = 0
-        while index < 32 && lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index) >= 0 {
+        while index < 32 {
+            // Each buffer fits its fragment: a fixed one made lws refuse a
+            // longer argument, which silently ended the query there.
+            var buffer = [CChar](repeating: 0, count: Int(lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, index)) + 1)
+            guard lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index) >= 0 else { break }
             let fragment = String(cChars: buffer)
             if let equals = fragment.firstIndex(of: "=") {
                 result[String(fragment[..<equals])] = String(fragment[fragment.index(after: equals)...])
@@ -687,9 +771,9 @@ public final class StreamServer: @unchecked Sendable {
         return result
     }
 
-    /// Every header libwebsockets parsed into one of its known tokens, by
-    /// lowercase name without the colon (libwebsockets 4.1 keeps headers it
-    /// does not know only for lookup by name, so those are not listed).
+    /// Service thread (inside a callback for `wsi`): every header libwebsockets parsed into one of its known tokens, by
+    /// lowercase name without the colon, plus `customHeaders` (libwebsockets 4.1
+    /// keeps headers it does not know only for lookup by name).
     private func headers(_ wsi: OpaquePointer) -> [String: String] {
         var result: [String: String] = [:]
         var buffer = [CChar](repeating: 0, count: 4096)
@@ -703,9 +787,62 @@ public final class StreamServer: @unchecked Sendable {
             guard lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token) >= 0 else { continue }
             result[String(name.dropLast()).lowercased()] = String(cChars: buffer)
         }
+        // Headers lws has no token for, looked up by name: the ones a handler reads.
+        for name in Self.customHeaders {
+            for spelling in [name, name.split(separator: "-").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(separator: "-")] {
+                let key = spelling + ":"
+                let length = lws_hdr_custom_length(wsi, key, Int32(key.utf8.count))
+                guard length > 0, length < 1024 else { continue }
+                if Int(length) + 1 > buffer.count { buffer = [CChar](repeating: 0, count: Int(length) + 1) }
+                guard lws_hdr_custom_copy(wsi, &buffer, Int32(buffer.count), key, Int32(key.utf8.count)) >= 0 else { continue }
+                result[name] = String(cChars: buffer)
+                break
+            }
+        }
         return result
     }
 
+    /// The total cap on connections is the process's open-file limit (libwebsockets
+    /// sizes its table from it): the soft limit is raised to the hard one, as far as
+    /// 1,048,576, and returned. Beyond it, new connections wait in the kernel's
+    /// backlog; open ones are never evicted.
+    static func raiseOpenFileLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        let wanted = min(limit.rlim_max, 1 << 20)
+        if limit.rlim_cur < wanted {
+            var raised = limit
+            raised.rlim_cur = wanted
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return Int(limit.rlim_cur)
+    }
+
+    /// URLs and header sections a request may have. libwebsockets holds up to
+    /// `sightline_lws.c`'s 16 KiB of request line and headers; what fits but
+    /// is larger than these gets 414 or 431 (beyond 16 KiB lws closes the
+    /// connection before any callback: it has no hook there).
+    static let maxURIBytes = 8192
+    static let maxHeaderBytes = 8192
+
+    /// 414 for a long URL, 431 for large headers (the ones lws has a token for,
+    /// which are the ones anything here reads), else nil.
+    static func sizeRefusal(uriBytes: Int, headers: [String: String]) -> HTTPResponse? {
+        if uriBytes > maxURIBytes {
+            return .error(414, "URI too long", detail: "\(uriBytes) bytes of path and query; the limit is \(maxURIBytes)")
+        }
+        let headerBytes = headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 4 }
+        if headerBytes > maxHeaderBytes {
+            return .error(431, "request header fields too large",
+                          detail: "\(headerBytes) bytes of headers; the limit is \(maxHeaderBytes)")
+        }
+        return nil
+    }
+
+    /// Headers without an lws token that handlers read (AuthGuard: whether a browser script asked).
+    static let customHeaders = ["sec-fetch-mode"]
+
+    /// Service thread (inside a callback for `wsi`): the peer's address.
     private func peer(_ wsi: OpaquePointer) -> String {
         var buffer = [CChar](repeating: 0, count: 64)
         guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "" }
@@ -726,9 +863,11 @@ public enum ServerError: Error, CustomStringConvertible {
 /// held and the context is alive.
 private struct ContextHandle: @unchecked Sendable {
     let pointer: OpaquePointer
+    /// The protocols array the shim made for this context; freed by the service thread after the context.
+    let protocols: UnsafeMutableRawPointer?
 }
 
-/// The C entry point lws calls; finds the server through the context's user pointer.
+/// Service thread: the C entry point lws calls; finds the server through the context's user pointer.
 private func lwsCallbackEntry(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                               _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
     guard let wsi, let context = lws_get_context(wsi), let raw = lws_context_user(context) else {
@@ -738,6 +877,7 @@ private func lwsCallbackEntry(_ wsi: OpaquePointer?, _ reason: lws_callback_reas
         .callback(wsi, reason, user, input, length)
 }
 
+/// Whichever thread lws logs from (the service thread, or the main thread in `start`).
 private func lwsLogEntry(_ level: Int32, _ line: UnsafePointer<CChar>?) {
     if let line { FileHandle.standardError.write(Data("lws: ".utf8) + Data(String(cString: line).utf8)) }
 }

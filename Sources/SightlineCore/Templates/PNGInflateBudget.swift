@@ -78,6 +78,11 @@ public enum PNGInflateBudget {
         case (6, 8), (6, 16): channels = 4
         default: throw ImageUpload.corrupt("colour type \(header.colorType) with bit depth \(header.bitDepth) is not PNG")
         }
+        // PNG allows 2^31-1 a side; nothing here needs more than 2^24, and larger
+        // sizes would overflow the byte count below (found by FuzzUpload).
+        guard (1...(1 << 24)).contains(header.width), (1...(1 << 24)).contains(header.height) else {
+            throw ImageUpload.corrupt("the PNG header declares \(header.width)x\(header.height), which no image here can be")
+        }
         let bitsPerPixel = channels * header.bitDepth
         func size(columns: Int, rows: Int) -> Int {
             columns == 0 || rows == 0 ? 0 : rows * (1 + (columns * bitsPerPixel + 7) / 8)

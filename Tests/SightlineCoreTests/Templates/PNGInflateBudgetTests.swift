@@ -78,3 +78,9 @@ import Testing
         }
     }
 }
+
+@Test func aHeaderBeyondAnySizeIsRefusedNotOverflowed() throws {
+    // The input FuzzUpload found: IHDR 3321888759 x 4294967287, 8-bit grey.
+    let data = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUsX///f////3CAAAAADhZOFXAAAAEElEQVR4nGNkZoAAJgaKGPkDXQCDYSSyXgAAAABJRU5ErkLggg==")!
+    #expect(throws: ImageUpload.Rejection.self) { try PNGInflateBudget.check(data) }
+}

@@ -151,6 +151,18 @@ public final class FaceService: @unchecked Sendable {
         crops(of: trackID, limit: .max, includeLearned: true).flatMap { learn($0, trackID: trackID, as: name) }
     }
 
+    /// Learns one face of a still picture (an event's stored best frame), aligned
+    /// from its landmarks as live crops are, under `name`.
+    public func name(picture: ImageBuffer, landmarks: FaceLandmarks, as name: String) -> Result<EnrollmentResult, FaceServiceError> {
+        let crop: ImageBuffer
+        do {
+            crop = try aligner.align(try ImageOps.gray(picture), landmarks: landmarks)
+        } catch {
+            return .failure(.modelFailure(error))
+        }
+        return learn([crop], trackID: -1, as: name)
+    }
+
     /// `correct: true` learns a few more crops under the track's current name;
     /// a `name` learns them under that name instead (a correction).
     public func feedback(trackID: Int, correct: Bool?, name: String?) -> Result<EnrollmentResult, FaceServiceError> {

@@ -1,0 +1,53 @@
+import Foundation
+
+/// Events and their snapshots (config `events.*`), kept apart from runtime state.
+public struct EventSettings: Sendable, Equatable {
+    /// false: no events, no snapshots, no MQTT (the events sink is not built).
+    public var enabled = true
+    /// Appearances shorter than this are not events.
+    public var minSeconds = 0.5
+    /// An event ends once its thing has been absent this long.
+    public var endAfterSeconds = 2.0
+    /// An open event is updated at least this often while in view ...
+    public var updateSeconds = 5.0
+    /// ... and on a change of label, name or best score, at most this often.
+    public var minUpdateSeconds = 1.0
+    /// Retention of <data-dir>/events: oldest deleted first beyond any of these.
+    public var maxEvents = 1000
+    public var maxAgeDays = 30.0
+    public var maxMegabytes = 500.0
+
+    public init() {}
+
+    public func trackerOptions(camera: String) -> EventTracker.Options {
+        var options = EventTracker.Options()
+        options.camera = camera
+        options.minSeconds = minSeconds
+        options.endAfterSeconds = endAfterSeconds
+        options.updateSeconds = updateSeconds
+        options.minUpdateSeconds = minUpdateSeconds
+        return options
+    }
+
+    public var limits: EventStore.Limits {
+        var limits = EventStore.Limits()
+        limits.maxEvents = maxEvents
+        limits.maxAgeSeconds = maxAgeDays * 86_400
+        limits.maxBytes = Int(maxMegabytes * 1_048_576)
+        return limits
+    }
+
+    /// Checks ranges; the message names the setting.
+    public func validate() throws {
+        guard (0...3600).contains(minSeconds) else { throw ConfigError.invalid("events.minSeconds must be 0-3600, got \(minSeconds)") }
+        guard endAfterSeconds > 0, endAfterSeconds <= 3600 else {
+            throw ConfigError.invalid("events.endAfterSeconds must be more than 0 and at most 3600, got \(endAfterSeconds)")
+        }
+        guard minUpdateSeconds >= 0.1, updateSeconds >= minUpdateSeconds, updateSeconds <= 3600 else {
+            throw ConfigError.invalid("events.minUpdateSeconds must be at least 0.1 and events.updateSeconds between it and 3600")
+        }
+        guard (1...1_000_000).contains(maxEvents) else { throw ConfigError.invalid("events.maxEvents must be 1-1000000, got \(maxEvents)") }
+        guard maxAgeDays > 0 else { throw ConfigError.invalid("events.maxAgeDays must be positive, got \(maxAgeDays)") }
+        guard maxMegabytes >= 1 else { throw ConfigError.invalid("events.maxMegabytes must be at least 1, got \(maxMegabytes)") }
+    }
+}

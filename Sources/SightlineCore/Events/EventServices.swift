@@ -1,0 +1,57 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// Events, their snapshots and MQTT, assembled from `ServeSettings` for one
+/// camera: the store in `<data-dir>/events` (loaded, leftovers removed),
+/// the MQTT publisher when `mqtt.host` is set, the sink the pipeline feeds,
+/// and the API. `SightlineServer` adds `sink` to the camera's sinks, calls
+/// `watch` once the camera's templates and faces exist, and routes `api`.
+///
+/// Threads: made on the main thread; its parts guard themselves.
+public final class EventServices: Sendable {
+    public let camera: String
+    public let store: EventStore
+    public let sink: EventSink
+    public let publisher: MQTTPublisher?
+
+    public init(settings: ServeSettings, stats: PipelineStats, logger: Logger,
+                environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        camera = settings.cameraName
+        store = EventStore(dataDirectory: settings.dataDir, limits: settings.events.limits)
+        let report = try store.load()
+        for file in report.removedFiles {
+            logger.notice("events: removed a leftover of an interrupted write", metadata: ["file": "\(file)"])
+        }
+        if report.closed > 0 {
+            logger.notice("events: closed \(report.closed) left open by an unclean stop, at their last sighting")
+        }
+        logger.info("events on", metadata: ["camera": "\(camera)", "stored": "\(report.loaded)",
+                                            "directory": "\(store.directory)"])
+        let reporter = MQTTStatsReport(camera: camera, stats: stats, store: store)
+        publisher = try settings.mqtt.options(camera: camera, environment: environment).map { options in
+            try MQTTPublisher(options: options, logger: logger, statsPayload: { reporter.payload($0) })
+        }
+        sink = EventSink(options: settings.events.trackerOptions(camera: camera), store: store, publisher: publisher,
+                         logger: logger)
+        reporter.attach(sink)
+    }
+
+    /// The catalog for discovery and zero counts: templates now, people now, whether faces run.
+    public func watch(templates: TemplateLibrary, faces: FaceService?) {
+        sink.watchCatalog {
+            HomeAssistantDiscovery.Catalog(templates: templates.all.map(\.name).sorted(),
+                                           people: faces?.people().map(\.name).sorted() ?? [], faces: faces != nil)
+        }
+    }
+
+    public var status: EventStatus {
+        EventStatus(camera: camera, store: store.totals, recorder: sink.recorder.counts, tracker: sink.trackerCounts,
+                    mqtt: publisher?.status)
+    }
+
+    /// The API; `namer` when faces run (naming a person from a face event).
+    public func api(namer: EventNamer?) -> EventAPI {
+        EventAPI(store: store, status: { [self] in status }, namer: namer)
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// Events as a sink: the tracker sees every frame, the disk and the broker
+/// get what it says on threads of their own.
+///
+/// `deliver` (pipeline thread) runs the `EventTracker` on the frame's
+/// detections under a `Mutex` (memory only, microseconds), so no track's
+/// birth or death is ever skipped, whatever the disk or the broker do. What
+/// changed goes, without waiting, to the `EventRecorder` (newest state per
+/// event; snapshots, crops and the index on `sightline.events`) and to the
+/// `MQTTPublisher` when there is one (bounded outbox; `sightline.mqtt`).
+/// The recorder's thread also ticks the tracker about every 250 ms, so
+/// events end on time while no frames come, and every 2 s reads the
+/// catalog (templates, people) for discovery and zero counts.
+public final class EventSink: FrameSink {
+    public let name = "events"
+
+    /// What the sink's three threads share, each part guarding itself.
+    private final class Shared: Sendable {
+        let tracker: Mutex<EventTracker>
+        let publisher: MQTTPublisher?
+        let catalog = Mutex<(@Sendable () -> HomeAssistantDiscovery.Catalog)?>(nil)
+        let lastCatalogRead = Atomic<UInt64>(0)
+
+        init(tracker: EventTracker, publisher: MQTTPublisher?) {
+            self.tracker = Mutex(tracker)
+            self.publisher = publisher
+        }
+
+        /// Recorder thread: ends what has gone while no frames come; reads the catalog every 2 s.
+        func tick() -> EventBatch {
+            let now = MonotonicClock.nanos()
+            let batch = tracker.withLock { $0.tick(nowNanos: now) }
+            if !batch.isEmpty { publisher?.enqueue(batch) }
+            if let publisher, now &- lastCatalogRead.load(ordering: .relaxed) >= 2_000_000_000,
+               let read = catalog.withLock({ $0 }) {
+                lastCatalogRead.store(now, ordering: .relaxed)
+                publisher.setCatalog(read())
+            }
+            return batch
+        }
+    }
+
+    private let shared: Shared
+    public let recorder: EventRecorder
+    public let publisher: MQTTPublisher?
+    private let delivered = Atomic<UInt64>(0)
+
+    public init(options: EventTracker.Options, store: EventStore, publisher: MQTTPublisher?, logger: Logger) {
+        let shared = Shared(tracker: EventTracker(options: options), publisher: publisher)
+        self.shared = shared
+        self.publisher = publisher
+        recorder = EventRecorder(store: store, logger: logger, tick: { shared.tick() })
+    }
+
+    /// Where the catalog comes from (read on the recorder's thread every 2 s).
+    public func watchCatalog(_ read: @escaping @Sendable () -> HomeAssistantDiscovery.Catalog) {
+        shared.catalog.withLock { $0 = read }
+        shared.publisher?.setCatalog(read())
+    }
+
+    public func deliver(_ frame: ProcessedFrame) {
+        delivered.add(1, ordering: .relaxed)
+        let batch = shared.tracker.withLock { $0.observe(frame) }
+        guard !batch.isEmpty else { return }
+        recorder.enqueue(batch)
+        publisher?.enqueue(batch)
+    }
+
+    /// Every frame is seen by the tracker; none is skipped.
+    public var counts: SinkCounts {
+        let count = delivered.load(ordering: .relaxed)
+        return SinkCounts(delivered: count, consumed: count)
+    }
+
+    /// Tracked things, open events, flickers filtered, detections not followed.
+    public struct TrackerCounts: Codable, Sendable, Equatable {
+        public var tracked: Int
+        public var open: Int
+        public var filtered: UInt64
+        public var untracked: UInt64
+    }
+
+    public var trackerCounts: TrackerCounts {
+        shared.tracker.withLock {
+            TrackerCounts(tracked: $0.trackedCount, open: $0.openCount, filtered: $0.filtered, untracked: $0.untracked)
+        }
+    }
+
+    public func start() throws {
+        recorder.start()
+        publisher?.start()
+    }
+
+    /// After the pipeline stopped: open events end, are written and published, then the threads stop.
+    public func stop() {
+        let batch = shared.tracker.withLock { $0.finishAll(nowNanos: MonotonicClock.nanos()) }
+        recorder.enqueue(batch)
+        publisher?.enqueue(batch)
+        recorder.stop()
+        publisher?.stop()
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+@testable import SightlineCore
+
+/// The server's whole route table, as `Routes.router` builds it: every
+/// endpoint with who may call it and where it runs, written out here once,
+/// so a route that changes its access or moves onto the service thread
+/// shows up in review as a change to this list.
+@Suite struct RouteTableTests {
+    static func router(viewOpen: Bool = true) throws -> Router {
+        let library = TemplateLibrary()
+        let auth = AuthGuard.testing(viewOpen: viewOpen)
+        let parts = Routes.Parts(
+            state: {
+                ServerState(version: "test", uptimeSeconds: 1, status: SourceStatus(spec: "demo", name: "demo", state: .live),
+                            stats: PipelineStats().snapshot(), templates: library.all)
+            },
+            metrics: { "# metrics\n" },
+            latestFrame: { nil },
+            staticFiles: StaticFiles(root: TestPaths.repository + "/web"),
+            templates: TemplateAPI(library: library, store: nil, uploadedNames: [], defaultThreshold: 0.7,
+                                   frameSize: { (640, 480) }),
+            sources: SourcesAPI(configured: [], current: { "demo" }, switchTo: { _ in }),
+            faces: FaceAPI(service: FaceService(recognizer: try FaceRecognizer(store: nil))),
+            auth: auth,
+            live: { true })
+        return Routes.router(parts)
+    }
+
+    /// Method, pattern, access, execution: the table as it should be.
+    static let expected: Set<String> = [
+        "GET / anyone inline",
+        "GET /api/state viewer inline",
+        "GET /metrics viewer inline",
+        "GET /snapshot.jpg viewer inline",
+        "GET /stream.mjpg viewer inline",
+        "GET /healthz anyone inline",
+        "POST /api/session anyone inline",
+        "GET /api/session anyone inline",
+        "DELETE /api/session anyone inline",
+        "GET /api/templates viewer inline",
+        "POST /api/templates admin worker",
+        "GET /api/templates/{name}.png viewer worker",
+        "PATCH /api/templates/{name} admin worker",
+        "PUT /api/templates/{name} admin worker",
+        "DELETE /api/templates/{name} admin worker",
+        "GET /api/sources viewer worker",
+        "POST /api/source admin worker",
+        "GET /api/people viewer worker",
+        "DELETE /api/people/{name} admin worker",
+        "POST /api/faces/{id}/name admin worker",
+        "POST /api/faces/{id}/feedback admin worker",
+    ]
+
+    @Test func theTableSaysWhoMayCallEachEndpointAndWhereItRuns() throws {
+        let routes = try Self.router().routes
+        let table = routes.map { "\($0.method.rawValue) \($0.pattern.text) \($0.access) \($0.execution)" }
+        #expect(Set(table) == Self.expected)
+        #expect(table.count == Set(table).count, "a method and pattern appear twice")
+        // Every change but signing in and out needs an admin, and only reads are open to viewers.
+        for route in routes where route.method != .get && !route.pattern.text.hasPrefix("/api/session") {
+            #expect(route.access == .admin, "\(route.method.rawValue) \(route.pattern.text)")
+        }
+    }
+
+    @Test func requestsThroughTheWholeTable() throws {
+        let router = try Self.router()
+        let admin = ["authorization": "Bearer s3cret"]
+        func decide(_ method: HTTPRequest.Method, _ path: String, headers: [String: String] = [:],
+                    query: [String: String] = [:]) -> Router.Decision {
+            router.decide(HTTPRequest(method: method, path: path, query: query, headers: headers))
+        }
+        func status(_ decision: Router.Decision) -> Int? {
+            if case .respond(let response) = decision { return response.status }
+            return nil
+        }
+        func queued(_ decision: Router.Decision) -> Bool {
+            if case .work = decision { return true }
+            return false
+        }
+        // Inline answers, from memory.
+        #expect(status(decide(.get, "/api/state")) == 200)
+        #expect(status(decide(.get, "/api/templates")) == 200)
+        #expect(status(decide(.get, "/healthz")) == 503) // live, but no frame yet
+        #expect(status(decide(.get, "/snapshot.jpg")) == 503)
+        #expect(status(decide(.get, "/", query: ["action": "nonsense"])) == 400)
+        #expect(status(decide(.get, "/")) == 200) // the page
+        // Slow work is queued, after the credential check.
+        #expect(queued(decide(.get, "/api/sources")))
+        #expect(queued(decide(.get, "/api/templates/demo.png")))
+        #expect(queued(decide(.post, "/api/faces/3/name", headers: admin)))
+        #expect(status(decide(.post, "/api/faces/3/name")) == 401)
+        #expect(status(decide(.delete, "/api/templates/demo")) == 401)
+        // Unknown API paths, wrong methods and static files.
+        let unknown = router.respond(to: HTTPRequest(method: .get, path: "/api/nothing/here"))
+        #expect(unknown.status == 404 && unknown.contentType == "application/json")
+        let wrongMethod = router.respond(to: HTTPRequest(method: .delete, path: "/api/sources", headers: admin))
+        #expect(wrongMethod.status == 405 && wrongMethod.headers.contains { $0.0 == "allow:" && $0.1 == "GET, HEAD" })
+        let templateMethods = router.respond(to: HTTPRequest(method: .post, path: "/api/templates/logo", headers: admin))
+        #expect(templateMethods.headers.contains { $0.0 == "allow:" && $0.1 == "DELETE, PATCH, PUT" })
+        #expect(router.respond(to: HTTPRequest(method: .get, path: "/app.js")).status == 200)
+        #expect(router.respond(to: HTTPRequest(method: .get, path: "/no-such-file.js")).status == 404)
+    }
+
+    @Test func closedViewingClosesEverythingButThePageSigningInAndHealth() throws {
+        let router = try Self.router(viewOpen: false)
+        for path in ["/api/state", "/metrics", "/snapshot.jpg", "/api/templates", "/api/sources"] {
+            let answer = router.respond(to: HTTPRequest(method: .get, path: path))
+            #expect(answer.status == 401, "\(path)")
+            #expect(answer.headers.contains { $0.0 == "www-authenticate:" }, "\(path): players get the Basic challenge")
+            // The page's own script requests get no challenge (the browser would show its own prompt).
+            for mode in ["cors", "same-origin", "websocket", "no-cors"] {
+                let fromPage = router.respond(to: HTTPRequest(method: .get, path: path, headers: ["sec-fetch-mode": mode]))
+                #expect(fromPage.status == 401 && !fromPage.headers.contains { $0.0 == "www-authenticate:" }, "\(path) \(mode)")
+            }
+            let typed = router.respond(to: HTTPRequest(method: .get, path: path, headers: ["sec-fetch-mode": "navigate"]))
+            #expect(typed.headers.contains { $0.0 == "www-authenticate:" }, "\(path): a typed URL gets the prompt")
+        }
+        #expect(router.respond(to: HTTPRequest(method: .get, path: "/", query: ["action": "snapshot"])).status == 401)
+        #expect(router.respond(to: HTTPRequest(method: .get, path: "/", query: ["action": "stream"])).status == 401)
+        // The page itself and its files: open, so a browser can sign in.
+        for path in ["/", "/app.js"] {
+            #expect(router.respond(to: HTTPRequest(method: .get, path: path)).status == 200, "\(path)")
+        }
+        #expect(router.respond(to: HTTPRequest(method: .get, path: "/healthz")).status == 503)
+        #expect(router.respond(to: HTTPRequest(method: .get, path: "/api/session")).status == 200)
+        let viewer = ["authorization": "Bearer s3cret"]
+        #expect(router.respond(to: HTTPRequest(method: .get, path: "/api/state", headers: viewer)).status == 200)
+    }
+}

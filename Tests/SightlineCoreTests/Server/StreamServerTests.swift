@@ -1,0 +1,189 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+@testable import SightlineCore
+
+/// A `StreamServer` running in the test process on a free loopback port,
+/// with a route table made for the test, and real sockets talking to it:
+/// what the server does between libwebsockets and the router (headers,
+/// the worker's answers, lws's timeouts), which the router tests cannot see.
+@Suite(.serialized) struct StreamServerTests {
+    /// Starts a server with `routes`; `configure` may change its options.
+    static func serve(_ routes: [Route], worker: RequestWorker = RequestWorker(),
+                      configure: (inout StreamServer.Options) -> Void = { _ in }) throws -> StreamServer {
+        var options = StreamServer.Options()
+        options.host = "127.0.0.1"
+        options.port = 0
+        configure(&options)
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        let auth = AuthGuard.testing()
+        let router = Router(routes: routes, authorize: { auth.refusal(for: $0, needs: $1) })
+        let server = StreamServer(options: options, frames: LatestFrameSlot(), stats: PipelineStats(), logger: logger,
+                                  router: router, worker: worker)
+        try server.start()
+        return server
+    }
+
+    @Test func everyHeaderLibwebsocketsKnowsReachesTheHandler() throws {
+        let server = try Self.serve([Route(.get, "/api/echo", access: .viewer) { request in
+            .json(request.headers.merging(["query.name": request.query["name"] ?? "-",
+                                           "query.after": request.query["after"] ?? "-"]) { a, _ in a })
+        }])
+        defer { server.stop() }
+        let client = try LoopbackHTTPClient(port: server.boundPort)
+        let long = String(repeating: "x", count: 1500)
+        try client.request("GET", "/api/echo?name=my%20logo&long=\(long)&after=%C3%A9t%C3%A9+1", port: server.boundPort, headers: [
+            "If-None-Match: \"abc\"", "Cookie: sightline_session=xyz", "Accept-Language: de-CH",
+            "User-Agent: sightline-test/1", "If-Modified-Since: Sat, 01 Jan 2000 00:00:00 GMT", "Range: bytes=0-9",
+            "Cache-Control: no-cache", "Referer: http://127.0.0.1/", "Authorization: Bearer s3cret",
+        ])
+        let answer = try client.answer()
+        #expect(answer.status == 200)
+        let headers = try #require(try JSONSerialization.jsonObject(with: answer.body) as? [String: String])
+        #expect(headers["if-none-match"] == "\"abc\"")
+        #expect(headers["cookie"] == "sightline_session=xyz")
+        #expect(headers["accept-language"] == "de-CH")
+        #expect(headers["user-agent"] == "sightline-test/1")
+        #expect(headers["if-modified-since"] == "Sat, 01 Jan 2000 00:00:00 GMT")
+        #expect(headers["range"] == "bytes=0-9")
+        #expect(headers["cache-control"] == "no-cache")
+        #expect(headers["referer"] == "http://127.0.0.1/")
+        #expect(headers["authorization"] == "Bearer s3cret")
+        #expect(headers["host"] == "127.0.0.1:\(server.boundPort)")
+        // The query is decoded by lws, in full, also after a long argument.
+        #expect(headers["query.name"] == "my logo")
+        #expect(headers["query.after"] == "été 1")
+        // Names are lowercase without the colon, and no pseudo-entries (the
+        // request line's own tokens such as "get " or ":path") appear.
+        #expect(headers.keys.allSatisfy { $0 == $0.lowercased() && !$0.hasSuffix(":") && !$0.hasPrefix(":") && !$0.contains(" ") })
+    }
+
+    @Test func headGetsTheHeadAndLengthButNoBodyOnAKeptAliveConnection() throws {
+        let server = try Self.serve([
+            Route(.get, "/api/quick", access: .viewer) { _ in .text("quick body") },
+            Route(.get, "/api/slow", access: .viewer, .worker) { _ in .text("worker body") },
+        ])
+        defer { server.stop() }
+        let client = try LoopbackHTTPClient(port: server.boundPort)
+        // Each HEAD is followed on the same connection by a GET: a body sent
+        // after a HEAD would be read as the next answer's status line.
+        for path in ["/api/quick", "/api/slow"] {
+            try client.request("HEAD", path, port: server.boundPort)
+            try client.request("GET", path, port: server.boundPort)
+            let head = try client.answer(toHead: true)
+            let get = try client.answer()
+            #expect(head.status == 200 && get.status == 200, "\(path)")
+            #expect(head.headers["content-length"] == "\(get.body.count)", "\(path)")
+            #expect(get.text.hasSuffix("body"), "\(path)")
+        }
+    }
+
+    @Test func aBodyMethodWithoutContentLengthIsAnsweredThenClosed() throws {
+        // lws 4.1 would wait for up to 100 MiB of body here and swallow the
+        // next request as part of it; the answer says the connection closes.
+        let server = try Self.serve([Route(.post, "/api/thing", access: .admin) { request in
+            .text("body of \(request.body.count) bytes")
+        }, Route(.get, "/api/quick", access: .viewer) { _ in .text("quick") }])
+        defer { server.stop() }
+        let client = try LoopbackHTTPClient(port: server.boundPort)
+        try client.request("POST", "/api/thing", port: server.boundPort, headers: ["Authorization: Bearer s3cret"])
+        try client.request("GET", "/api/quick", port: server.boundPort)
+        let answer = try client.answer()
+        #expect(answer.status == 200 && answer.text == "body of 0 bytes")
+        #expect(answer.headers["connection"] == "close")
+        #expect(client.rest().isEmpty)
+        // With a length, the connection stays for the next request.
+        let kept = try LoopbackHTTPClient(port: server.boundPort)
+        try kept.request("POST", "/api/thing", port: server.boundPort, headers: ["Authorization: Bearer s3cret"], body: Data("abc".utf8))
+        try kept.request("GET", "/api/quick", port: server.boundPort)
+        #expect(try kept.answer().text == "body of 3 bytes")
+        #expect(try kept.answer().text == "quick")
+    }
+
+    @Test func aWorkerAnswerSlowerThanLibwebsocketsTimeoutStillArrives() throws {
+        // lws arms its content timeout (here 1 s) after a request without a
+        // body; the worker's answer takes longer and must still be written.
+        let server = try Self.serve([Route(.get, "/api/slow", access: .viewer, .worker) { _ in
+            Thread.sleep(forTimeInterval: 3.5)
+            return .text("slow answer")
+        }, Route(.delete, "/api/slow", access: .admin, .worker) { _ in
+            Thread.sleep(forTimeInterval: 3.5)
+            return .text("deleted")
+        }]) { $0.requestTimeoutSeconds = 1 }
+        defer { server.stop() }
+        let client = try LoopbackHTTPClient(port: server.boundPort)
+        try client.request("GET", "/api/slow", port: server.boundPort)
+        let answer = try client.answer()
+        #expect(answer.status == 200 && answer.text == "slow answer")
+        // The same connection carries the next request, here one that changes something.
+        try client.request("DELETE", "/api/slow", port: server.boundPort, headers: ["Authorization: Bearer s3cret"])
+        let deleted = try client.answer()
+        #expect(deleted.status == 200 && deleted.text == "deleted")
+    }
+
+    @Test func anAnswerForAConnectionThatClosedIsDroppedNotSentToAnother() throws {
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let server = try Self.serve([
+            Route(.get, "/api/held", access: .viewer, .worker) { _ in
+                started.signal()
+                gate.wait()
+                return .text("for the connection that left")
+            },
+            Route(.get, "/api/mine", access: .viewer, .worker) { _ in .text("mine") },
+        ])
+        defer { server.stop() }
+        defer { gate.signal() } // never leave the worker held, whatever failed
+        let leaving = try LoopbackHTTPClient(port: server.boundPort)
+        try leaving.request("GET", "/api/held", port: server.boundPort)
+        #expect(started.wait(timeout: .now() + 10) == .success)
+        leaving.shutdownNow()
+        // Let the service thread see the close, so the next connection may
+        // be given the same lws handle (memory) the one that left had.
+        Thread.sleep(forTimeInterval: 0.3)
+        let staying = try LoopbackHTTPClient(port: server.boundPort)
+        try staying.request("GET", "/api/mine", port: server.boundPort, headers: ["Connection: close"])
+        gate.signal()
+        let answer = try staying.answer()
+        #expect(answer.status == 200 && answer.text == "mine")
+        #expect(staying.rest().isEmpty)
+    }
+
+    @Test func aFullWorkerQueueAnswers503WithRetryAfterAtOnce() throws {
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let worker = RequestWorker(capacity: 2)
+        let server = try Self.serve([Route(.post, "/api/job", access: .admin, .worker) { request in
+            if request.query["hold"] != nil {
+                started.signal()
+                gate.wait()
+            }
+            return .text("done \(request.query["n"] ?? "")")
+        }], worker: worker)
+        defer { server.stop() }
+        defer { gate.signal() } // never leave the worker held, whatever failed
+        let auth = ["Authorization: Bearer s3cret"]
+        let running = try LoopbackHTTPClient(port: server.boundPort)
+        try running.request("POST", "/api/job?hold=1&n=0", port: server.boundPort, headers: auth, body: Data("x".utf8))
+        #expect(started.wait(timeout: .now() + 10) == .success)
+        var queued: [LoopbackHTTPClient] = []
+        for n in 1...2 {
+            let client = try LoopbackHTTPClient(port: server.boundPort)
+            try client.request("POST", "/api/job?n=\(n)", port: server.boundPort, headers: auth, body: Data("x".utf8))
+            queued.append(client)
+        }
+        // The running job is not in the queue; these two fill it.
+        #expect(waitUntil { worker.queued == 2 })
+        let refused = try LoopbackHTTPClient(port: server.boundPort)
+        try refused.request("POST", "/api/job?n=3", port: server.boundPort, headers: auth, body: Data("x".utf8))
+        let busy = try refused.answer()
+        #expect(busy.status == 503)
+        #expect(busy.headers["retry-after"] == "1")
+        #expect(busy.headers["content-type"] == "application/json")
+        gate.signal()
+        #expect(try running.answer().text == "done 0")
+        for (index, client) in queued.enumerated() { #expect(try client.answer().text == "done \(index + 1)") }
+    }
+}

@@ -1,0 +1,96 @@
+"""Browser test for the Access card as a sign-in, on a server where watching needs a token
+(`access.view: token`, as a server bound beyond loopback has by default): the page loads and
+asks to sign in without the browser's own Basic prompt; a viewer token shows the picture and
+says what a viewer may not do; signing out stops the picture; an admin may change things.
+"""
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_page import (  # noqa: E402
+    TEST_TOKEN, SightlineServer, server_binary, wait_for_frame, browser, driver, severe_console_entries)
+
+pytest.importorskip("selenium", reason="selenium not installed; pip install selenium")
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+UI_TIMEOUT_S = 15
+
+
+@pytest.fixture(scope="module")
+def closed_server():
+    server = SightlineServer(server_binary(), source="demo")
+    config = Path(server.data_dir) / "closed.yaml"
+    config.write_text("access: {view: token}\n")
+    server.extra_args += ["--config", str(config)]
+    added = subprocess.run([str(server_binary()), "token", "add", "livingroom", "--role", "viewer",
+                            "--data-dir", server.data_dir], capture_output=True, text=True, timeout=30)
+    assert added.returncode == 0, added.stderr
+    server.viewer_token = added.stdout.strip()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.cleanup()
+
+
+def card_text(driver):
+    return driver.find_element(By.CSS_SELECTOR, '#access [data-role="token-state"]').text
+
+
+def sign_in(driver, token):
+    field = driver.find_element(By.ID, "token")
+    field.clear()
+    field.send_keys(token)
+    driver.find_element(By.ID, "token-save").click()
+
+
+def frames_drawn(driver):
+    return driver.execute_script("return window.sightline && window.sightline.lastDrawn ? window.sightline.lastDrawn.seq : null")
+
+
+def test_the_page_signs_in_shows_the_role_and_signs_out(closed_server, driver):
+    driver.delete_all_cookies()
+    driver.get(closed_server.url + "/")   # no Basic prompt: headless Chromium would hang on one
+    WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: "needs a token to watch" in card_text(d))
+    assert frames_drawn(driver) is None
+
+    sign_in(driver, closed_server.viewer_token)
+    try:
+        WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: "(viewer)" in card_text(d))
+    except Exception:
+        pytest.fail(f"not signed in: card {card_text(driver)!r}, notice "
+                    f"{driver.find_element(By.CSS_SELECTOR, '#access [data-role=notice]').get_attribute('textContent')!r}, "
+                    f"console {driver.get_log('browser')}")
+    assert "“livingroom”" in card_text(driver) and "need an admin token" in card_text(driver)
+    wait_for_frame(driver)   # the stream reconnected with the session cookie
+    cookie = driver.get_cookie("sightline_session")
+    assert cookie and cookie["httpOnly"] and cookie.get("sameSite") == "Strict", cookie
+    assert driver.execute_script("return localStorage.length") == 0, "the page keeps no token"
+    # A viewer's change is refused by the server.
+    status = driver.execute_script(
+        "return fetch('/api/templates/demo', {method: 'DELETE'}).then(r => r.status)")
+    assert status == 403
+
+    driver.find_element(By.ID, "sign-out").click()
+    WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: "needs a token to watch" in card_text(d))
+    seq = frames_drawn(driver)
+    status = driver.execute_script("return fetch('/api/state').then(r => r.status)")
+    assert status == 401
+    WebDriverWait(driver, UI_TIMEOUT_S).until(
+        lambda d: d.execute_script("return document.getElementById('status').dataset.status") != "live")
+    assert frames_drawn(driver) == seq, "frames kept coming after signing out"
+
+    sign_in(driver, TEST_TOKEN)
+    WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: "(admin)" in card_text(d))
+    assert driver.execute_script("return document.body.dataset.mayChange") == "true"
+    wait_for_frame(driver)
+    # Refusals made on purpose are expected: 401s while signed out (the WebSocket's
+    # "Authentication failed"), the viewer's 403.
+    entries = [e for e in severe_console_entries(driver)
+               if not any(expected in e.get("message", "") for expected in ("401", "Authentication failed", "403"))]
+    assert entries == [], entries
