@@ -60,21 +60,16 @@ fuzz: setup
 	  [ $$status = 0 ] || { echo "fuzz: $$t failed (.build/fuzz/$$t.log; its input is in .build/fuzz/crashes/)"; exit 1; }; \
 	done
 
-## For machines with internet: the official YuNet face models, checked by sha256, into models/.
-## Nothing in the build needs them; use one with --face-model or faces.model.
+## For machines with internet: the 640x640 YuNet model, checked by sha256, into models/
+## (the 320 one is committed there and used by default); use it with --face-model or faces.model.
 YUNET_640_URL := https://github.com/opencv/opencv_zoo/raw/main/models/face_detection_yunet/face_detection_yunet_2023mar.onnx
 YUNET_640_SHA := 8f2383e4dd3cfbb4553ea8718107fc0423210dc964f9f4280604804ed2552fa4
-YUNET_320_URL := https://github.com/ShiqiYu/libfacedetection.train/raw/master/onnx/yunet_s_320_320.onnx
-YUNET_320_SHA := beb05bf2378aee45cd7c41056da07265b7bb91041ed1b06f923819a9c744ec36
 
-models: models/face_detection_yunet_2023mar.onnx models/face_detection_yunet_2023mar_320.onnx
-	@echo "use one with: --face-model models/face_detection_yunet_2023mar_320.onnx (or faces.model in config)"
+models: models/face_detection_yunet_2023mar.onnx
+	@echo "use it with: --face-model models/face_detection_yunet_2023mar.onnx (or faces.model in config)"
 
 models/face_detection_yunet_2023mar.onnx:
 	bash scripts/fetch-model.sh $(YUNET_640_URL) $(YUNET_640_SHA) $@
-
-models/face_detection_yunet_2023mar_320.onnx:
-	bash scripts/fetch-model.sh $(YUNET_320_URL) $(YUNET_320_SHA) $@
 
 ## Installs the binary, the page and demo files, the config (kept if present) and the
 ## systemd unit: make install [PREFIX=/usr/local] [SYSCONFDIR=/etc] [UNITDIR=/etc/systemd/system] [DESTDIR=]

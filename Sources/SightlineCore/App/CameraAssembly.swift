@@ -112,17 +112,26 @@ public struct CameraAssembly {
         var yunet = YuNetDetector.Options()
         yunet.regionOfInterest = settings.faceRegion
         yunet.refineLandmarks = settings.faceRefineLandmarks
+        yunet.refineEverySeconds = settings.faceRefineEverySeconds
         var haar = HaarFaceDetector.Options()
         haar.regionOfInterest = settings.faceRegion
-        let detector = try FaceDetectorFactory.make(modelPath: settings.faceModel, yunet: yunet, haar: haar, logger: logger)
+        let choice = try FaceDetectorFactory.choose(modelPath: settings.faceModel, yunet: yunet, haar: haar, logger: logger)
+        let detector = choice.detector
         let service = FaceService(recognizer: try FaceRecognizer(store: PeopleStore(dataDirectory: settings.dataDir)))
         let every = max(1, settings.faceDetectEvery)
-        let info = ServerState.FacesInfo(detector: detector.name,
+        var info = ServerState.FacesInfo(detector: detector.name,
                                          refineLandmarks: detector is YuNetDetector && settings.faceRefineLandmarks,
-                                         maxFaces: settings.maxFaces, detectEvery: every)
+                                         maxFaces: settings.maxFaces, detectEvery: every,
+                                         fallbackReason: choice.fallbackReason)
+        info.maxRate = settings.faceMaxRate
+        info.idleRate = settings.faceIdleRate
         logger.info("faces on", metadata: ["detector": "\(detector.name)", "detectEvery": "\(every)"])
+        // A broker takes faces whenever they happen; otherwise they are watched while anyone streams.
+        let brokered = settings.mqtt.options(camera: settings.cameraName) != nil
         let stage = FaceStage(detector: detector, tracker: FaceTracker(), service: service,
-                              detectEvery: every, limit: settings.maxFaces, stats: stats)
+                              detectEvery: every, limit: settings.maxFaces,
+                              policy: FaceDetectionPolicy(maxRate: settings.faceMaxRate, idleRate: settings.faceIdleRate),
+                              isWatched: { [stats] in brokered || stats.streamingClients > 0 }, stats: stats)
         return Faces(stage: stage, service: service, info: info)
     }
 }

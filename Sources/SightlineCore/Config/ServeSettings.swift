@@ -40,6 +40,11 @@ public struct ServeSettings: Sendable {
     /// YuNet: a second landmark pass on upscaled crops for an accurate roll
     /// (costs detection rate, not frames: detection runs beside the pipeline).
     public var faceRefineLandmarks = true
+    /// Detection passes a second at most, and on a still scene or with nobody watching (FaceDetectionPolicy).
+    public var faceMaxRate = 10.0
+    public var faceIdleRate = 2.0
+    /// YuNet: each tracked face's landmarks are re-read at most this often (new faces at once).
+    public var faceRefineEverySeconds = 0.5
 
     /// Viewing without a credential: nil decides by the address (open on
     /// loopback, closed elsewhere); true/false force it (`access.view`).
@@ -136,6 +141,9 @@ public struct ServeSettings: Sendable {
         if let v = config.faces?.maxFaces { maxFaces = v }
         if let v = config.faces?.detectEvery { faceDetectEvery = v }
         if let v = config.faces?.refineLandmarks { faceRefineLandmarks = v }
+        if let v = config.faces?.maxRate { faceMaxRate = v }
+        if let v = config.faces?.idleRate { faceIdleRate = v }
+        if let v = config.faces?.refineEverySeconds { faceRefineEverySeconds = v }
         if let v = config.faces?.region, v.count == 4 { faceRegion = NormalizedBox(x: v[0], y: v[1], w: v[2], h: v[3]) }
         if let v = config.camera, !v.isEmpty { camera = v }
         if let e = config.events {
@@ -196,6 +204,15 @@ public struct ServeSettings: Sendable {
         guard (1...100).contains(maxFaces) else { throw ConfigError.invalid("faces.maxFaces must be 1-100, got \(maxFaces)") }
         guard (1...30).contains(faceDetectEvery) else {
             throw ConfigError.invalid("faces.detectEvery must be 1 to 30, got \(faceDetectEvery)")
+        }
+        guard faceMaxRate > 0, faceMaxRate <= 100 else {
+            throw ConfigError.invalid("faces.maxRate must be more than 0 and at most 100 passes a second, got \(faceMaxRate)")
+        }
+        guard faceIdleRate > 0, faceIdleRate <= faceMaxRate else {
+            throw ConfigError.invalid("faces.idleRate must be more than 0 and at most faces.maxRate, got \(faceIdleRate)")
+        }
+        guard faceRefineEverySeconds >= 0, faceRefineEverySeconds <= 60 else {
+            throw ConfigError.invalid("faces.refineEverySeconds must be 0 to 60, got \(faceRefineEverySeconds)")
         }
         if let camera, !Self.isValidCameraName(camera) {
             throw ConfigError.invalid("camera must be 1-64 letters, digits, '-' or '_', got '\(camera)'")

@@ -26,6 +26,9 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var detectEvery: Int?
         public var region: [Double]?
         public var refineLandmarks: Bool?
+        public var maxRate: Double?
+        public var idleRate: Double?
+        public var refineEverySeconds: Double?
     }
 
     public struct Demo: Codable, Sendable, Equatable {
@@ -122,7 +125,8 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         "tls": ["auto", "cert", "key"],
         "server": ["host", "port", "webRoot"],
         "source": ["spec", "width", "height", "fps", "offer"],
-        "faces": ["enabled", "model", "maxFaces", "detectEvery", "region", "refineLandmarks"],
+        "faces": ["enabled", "model", "maxFaces", "detectEvery", "region", "refineLandmarks", "maxRate", "idleRate",
+                  "refineEverySeconds"],
         "demo": ["template"],
         "jpeg": ["quality"],
         "templates": ["threshold", "frameScale", "paths", "rotationRange", "rotationStep", "maxInstances"],

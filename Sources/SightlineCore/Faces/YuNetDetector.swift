@@ -26,6 +26,11 @@ public final class YuNetDetector: FaceDetector {
         /// Where the second pass starts, around the first-pass roll (degrees):
         /// more starts escape a wrong first reading, each costs up to six passes.
         public var refineStartOffsets: [Double] = [0]
+        /// Live pacing of the second pass: a face that a tracked face (hint)
+        /// overlaps and that was refined less than this many seconds ago
+        /// keeps the tracked roll instead of a new second pass; new faces are
+        /// refined at once. 0 refines every face on every pass.
+        public var refineEverySeconds = 0.0
         /// When nothing is found, look again on copies turned by these angles
         /// (for strongly tilted faces). Costs one pass per angle on empty frames,
         /// so live pipelines leave it empty.
@@ -53,6 +58,8 @@ public final class YuNetDetector: FaceDetector {
     let refiner: LandmarkRefiner
     private let input: ImageBuffer
     private let attributes: FaceAttributeReader?
+    /// The faces of the last pass and when each was last refined (monotonic seconds).
+    private var refined: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double)] = []
 
     public init(modelPath: String, options: Options = Options()) throws {
         network = try YuNetNetwork(modelPath: modelPath)
@@ -76,18 +83,37 @@ public final class YuNetDetector: FaceDetector {
         guard limit > 0, let region = searchRegion(frame) else { return [] }
         var faces = try detectOnce(frame, region: region, limit: limit)
         if faces.isEmpty { faces = try detectTurned(frame, region: region, limit: limit) }
+        var trackedRolls: [Int: Double] = [:]
         if options.refineLandmarks {
-            faces = try faces.map { face in
-                let hint = hints.filter { $0.roll != nil }
-                    .max { FaceGeometry.intersectionOverUnion($0.box, face.box) < FaceGeometry.intersectionOverUnion($1.box, face.box) }
-                    .flatMap { FaceGeometry.intersectionOverUnion($0.box, face.box) >= Self.hintOverlap ? $0.roll : nil }
-                return try refiner.refine(face, in: frame, startRoll: hint)
+            let now = Double(MonotonicClock.nanos()) / 1e9
+            var records: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double)] = []
+            for (index, face) in faces.enumerated() {
+                let hint = Self.overlapping(face.box, in: hints.filter { $0.roll != nil }, box: { $0.box })?.roll
+                let last = Self.overlapping(face.box, in: refined, box: { $0.box })
+                if options.refineEverySeconds > 0, let hint, let last, now - last.at < options.refineEverySeconds {
+                    trackedRolls[index] = hint
+                    records.append((face.box, last.at))
+                } else {
+                    faces[index] = try refiner.refine(face, in: frame, startRoll: hint)
+                    records.append((faces[index].box, now))
+                }
             }
+            refined = records
         }
         faces = faces.map(FaceGeometry.withPose)
+        for (index, roll) in trackedRolls { faces[index].roll = roll }
         guard let attributes, !faces.isEmpty else { return faces }
         let gray = try gray ?? ImageOps.gray(frame)
         return try faces.map { try attributes.read($0, gray: gray) }
+    }
+
+    /// The item whose box overlaps `target` most, if by at least `hintOverlap` IoU.
+    static func overlapping<T>(_ target: (x: Double, y: Double, w: Double, h: Double), in items: [T],
+                               box: (T) -> (x: Double, y: Double, w: Double, h: Double)) -> T? {
+        guard let best = items.max(by: {
+            FaceGeometry.intersectionOverUnion(box($0), target) < FaceGeometry.intersectionOverUnion(box($1), target)
+        }) else { return nil }
+        return FaceGeometry.intersectionOverUnion(box(best), target) >= hintOverlap ? best : nil
     }
 
     /// The region of interest in frame pixels (the whole frame without one).

@@ -37,6 +37,11 @@ public final class PipelineStats: Sendable {
         /// Streaming clients connected now.
         public var webSocketClients = 0
         public var mjpegClients = 0
+        /// How the face detector is paced now (FaceDetectionPolicy.Mode), nil without faces.
+        public var faceMode: FaceDetectionPolicy.Mode?
+        /// Face detection passes finished, and their rate.
+        public var facePasses: UInt64 = 0
+        public var facePassesPerSecond = 0.0
     }
 
     private struct State {
@@ -44,6 +49,7 @@ public final class PipelineStats: Sendable {
         var captureRate = RateMeter()
         var processedRate = RateMeter()
         var sentRate = RateMeter()
+        var facePassRate = RateMeter(window: 5)
         var lastSentSeq: UInt64 = 0
     }
 
@@ -85,7 +91,19 @@ public final class PipelineStats: Sendable {
     }
 
     public func stage(_ stage: StageName, seconds: Double) {
-        state.withLock { $0.data.stages[stage]?.record(seconds: seconds) }
+        state.withLock {
+            $0.data.stages[stage]?.record(seconds: seconds)
+            if stage == .faceDetect { $0.data.facePasses += 1; $0.facePassRate.tick() }
+        }
+    }
+
+    public func faceMode(_ mode: FaceDetectionPolicy.Mode) {
+        state.withLock { $0.data.faceMode = mode }
+    }
+
+    /// WebSocket and MJPEG clients streaming now.
+    public var streamingClients: Int {
+        state.withLock { $0.data.webSocketClients + $0.data.mjpegClients }
     }
 
     /// A frame went out to a client. The first client to send a seq counts
@@ -114,6 +132,7 @@ public final class PipelineStats: Sendable {
             copy.captureFPS = state.captureRate.rate(now: now)
             copy.processedFPS = state.processedRate.rate(now: now)
             copy.sentFPS = state.sentRate.rate(now: now)
+            copy.facePassesPerSecond = state.facePassRate.rate(now: now)
             return copy
         }
     }

@@ -25,6 +25,13 @@ public enum PrometheusText {
                 ("{kind=\"sent\"}", stats.sentFPS)])
         metric("sightline_clients", "gauge", "Connected streaming clients.",
                [("{kind=\"ws\"}", Double(stats.webSocketClients)), ("{kind=\"mjpeg\"}", Double(stats.mjpegClients))])
+        if let mode = stats.faceMode {
+            metric("sightline_face_detection_mode", "gauge",
+                   "1 for how face detection is paced now: active (faces or change), still (nothing changes), unwatched (no consumer).",
+                   FaceDetectionPolicy.Mode.allCases.map { ("{mode=\"\($0.rawValue)\"}", $0 == mode ? 1 : 0) })
+            metric("sightline_face_detection_passes_total", "counter", "Face detection passes finished.",
+                   [("", Double(stats.facePasses))])
+        }
         metric("sightline_connections_refused_total", "counter",
                "Connections closed at once because their address had too many that had not finished their headers.",
                [("", Double(stats.connectionsRefused))])

@@ -3,11 +3,13 @@ import Foundation
 /// Finds faces, keeps their ids across frames and names the ones it knows.
 ///
 /// Detection runs on its own worker (FaceDetectionWorker) on the newest
-/// frame whenever the worker is free, at most every `detectEvery` frames;
-/// each frame the tracker takes any finished detection (recognition reads
-/// its crops from the frame the detection ran on) and carries every face to
-/// this frame's time by its motion, so a slow detector lowers how often
-/// faces are re-found, never the frame rate.
+/// frame, at most every `detectEvery` frames and as often as the policy
+/// allows (FaceDetectionPolicy: fast while faces are tracked or the picture
+/// changes, slow on a still scene or when nobody watches); each frame the
+/// tracker takes any finished detection (recognition reads its crops from
+/// the frame the detection ran on) and carries every face to this frame's
+/// time by its motion, so a slow detector lowers how often faces are
+/// re-found, never the frame rate.
 ///
 /// Threads: owned by the pipeline (one frame at a time); the tracker is used
 /// only here; FaceService guards what it shares with the HTTP side.
@@ -18,15 +20,25 @@ public final class FaceStage: PipelineStage {
     private let service: FaceService
     private let stats: PipelineStats?
     private let detectEvery: Int
+    private let policy: FaceDetectionPolicy
+    private let isWatched: @Sendable () -> Bool
+    private let probe = SceneChangeProbe()
     private var framesSinceOffer = Int.max / 2
+    private var lastOfferAt = -Double.infinity
+    private var changedSinceOffer = true
 
+    /// `isWatched` says whether anyone consumes faces live now (viewers, a
+    /// broker); it is asked on the pipeline thread once a frame.
     public init(detector: FaceDetector, tracker: FaceTracker, service: FaceService, detectEvery: Int, limit: Int,
+                policy: FaceDetectionPolicy = FaceDetectionPolicy(), isWatched: @escaping @Sendable () -> Bool = { true },
                 stats: PipelineStats? = nil) {
         worker = FaceDetectionWorker(detector: detector, limit: limit)
         self.tracker = tracker
         self.service = service
         self.stats = stats
         self.detectEvery = max(1, detectEvery)
+        self.policy = policy
+        self.isWatched = isWatched
     }
 
     deinit { worker.stop() }
@@ -44,9 +56,21 @@ public final class FaceStage: PipelineStage {
         }
         let tracked = tracker.predict(at: frame.capturedAt)
         framesSinceOffer += 1
-        if framesSinceOffer >= detectEvery,
-           worker.offer(frame.image, gray: context.gray, capturedAt: frame.capturedAt, hints: tracked.map(\.observation)) {
-            framesSinceOffer = 0
+        if framesSinceOffer >= detectEvery {
+            let gray = try context.gray ?? ImageOps.gray(frame.image)
+            context.gray = gray
+            var probed = false
+            if !changedSinceOffer { changedSinceOffer = try probe.changed(gray); probed = true }
+            let mode = policy.mode(tracking: !tracked.isEmpty, changed: changedSinceOffer, watched: isWatched())
+            stats?.faceMode(mode)
+            if frame.capturedAt - lastOfferAt >= policy.interval(mode) * 0.95,
+               worker.offer(frame.image, gray: gray, capturedAt: frame.capturedAt, hints: tracked.map(\.observation)) {
+                if !probed { _ = try probe.changed(gray) }
+                probe.keepAsReference()
+                framesSinceOffer = 0
+                lastOfferAt = frame.capturedAt
+                changedSinceOffer = false
+            }
         }
         let faces = service.process(tracked, frame: frame.image, gray: context.gray, at: frame.capturedAt)
         context.detections += faces.map { $0.detection(frameWidth: frame.image.width, frameHeight: frame.image.height) }

@@ -27,9 +27,21 @@ public struct ServerState: Codable, Sendable {
         public var refineLandmarks: Bool
         public var maxFaces: Int
         public var detectEvery: Int
-        public init(detector: String, refineLandmarks: Bool, maxFaces: Int, detectEvery: Int) {
+        /// Why the detector is the Haar fallback (nil when it is YuNet).
+        public var fallbackReason: String?
+        /// How detection is paced now: active, still or unwatched (FaceDetectionPolicy).
+        public var mode: String?
+        /// Detection passes a second over the last seconds, and in all.
+        public var passesPerSecond: Double?
+        public var passes: UInt64?
+        /// The pacing settings: passes a second at most, and when still or unwatched.
+        public var maxRate: Double?
+        public var idleRate: Double?
+        public init(detector: String, refineLandmarks: Bool, maxFaces: Int, detectEvery: Int,
+                    fallbackReason: String? = nil) {
             self.detector = detector; self.refineLandmarks = refineLandmarks
             self.maxFaces = maxFaces; self.detectEvery = detectEvery
+            self.fallbackReason = fallbackReason
         }
     }
 
@@ -72,6 +84,11 @@ public struct ServerState: Codable, Sendable {
             TemplateInfo(name: $0.name, threshold: $0.threshold, width: $0.image.width, height: $0.image.height)
         }
         self.faces = faces
+        if self.faces != nil {
+            self.faces?.mode = stats.faceMode?.rawValue
+            self.faces?.passesPerSecond = stats.facePassesPerSecond.rounded(toPlaces: 2)
+            self.faces?.passes = stats.facePasses
+        }
         self.sinks = sinks
     }
 

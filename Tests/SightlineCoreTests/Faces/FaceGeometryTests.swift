@@ -103,7 +103,14 @@ struct FaceGeometryTests {
         #expect(FaceDetectorFactory.resolveModelPath(flag: "/flag.onnx", environment: env, configured: "/c") == "/flag.onnx")
         #expect(FaceDetectorFactory.resolveModelPath(flag: nil, environment: env, configured: "/c") == "/env.onnx")
         #expect(FaceDetectorFactory.resolveModelPath(flag: "", environment: [:], configured: "/c") == "/c")
-        #expect(FaceDetectorFactory.resolveModelPath(flag: nil, environment: [:], configured: nil) == nil)
+        #expect(FaceDetectorFactory.resolveModelPath(flag: nil, environment: [:], configured: nil, bundled: nil) == nil)
+        // Nothing set: the shipped model; "haar" anywhere asks for no model.
+        #expect(FaceDetectorFactory.resolveModelPath(flag: nil, environment: [:], configured: nil, bundled: "/m.onnx")
+            == "/m.onnx")
+        #expect(FaceDetectorFactory.resolveModelPath(flag: nil, environment: [:], configured: "HAAR", bundled: "/m.onnx")
+            == nil)
+        #expect(FaceDetectorFactory.resolveModelPath(flag: "haar", environment: env, configured: "/c", bundled: "/m.onnx")
+            == nil)
     }
 
     @Test("the factory falls back to Haar when the model does not load")
@@ -115,6 +122,14 @@ struct FaceGeometryTests {
         #expect(try FaceDetectorFactory.make(modelPath: nil, logger: logger).name == "haar")
         let model = try FaceTestData.modelPath()
         #expect(try FaceDetectorFactory.make(modelPath: model, logger: logger).name == "yunet-320")
+        #expect(try FaceDetectorFactory.choose(modelPath: nil, logger: logger).fallbackReason != nil)
+        #expect(try FaceDetectorFactory.choose(modelPath: model, logger: logger).fallbackReason == nil)
+    }
+
+    @Test("the shipped YuNet-320 model is found from the source tree and loads")
+    func bundledModel() throws {
+        let path = try #require(FaceDetectorFactory.locateBundledModel(), "models/ lacks the shipped model")
+        #expect(try FaceDetectorFactory.make(modelPath: path, logger: Logger(label: "test")).name == "yunet-320")
     }
 }
 

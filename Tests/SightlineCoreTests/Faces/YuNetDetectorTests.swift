@@ -69,6 +69,28 @@ struct YuNetDetectorTests {
         #expect(abs(FaceGeometry.normalizedDegrees(roll - angle)) <= 5)
     }
 
+    @Test("live pacing: a tracked face refined moments ago keeps the tracked roll with no second pass; a new face is refined")
+    func refinePacing() throws {
+        var options = YuNetDetector.Options()
+        options.refineLandmarks = true
+        options.refineEverySeconds = 60
+        let detector = try Self.detector(options)
+        let image = try ImageOps.rotated(FaceTestData.image("grace_hopper.jpg"), clockwiseDegrees: 20)
+        var before = detector.refiner.forwardPasses
+        let first = try #require(try detector.detect(in: image, gray: nil, limit: 1).first)
+        #expect(detector.refiner.forwardPasses > before)   // new: refined
+        var tracked = first
+        tracked.roll = 17.5
+        before = detector.refiner.forwardPasses
+        let again = try #require(try detector.detect(in: image, gray: nil, limit: 1, hints: [tracked]).first)
+        #expect(detector.refiner.forwardPasses == before)  // refined a moment ago: not again
+        #expect(again.roll == 17.5)                        // keeps the tracked roll
+        // Without a tracked face over it, it counts as new and is refined again.
+        before = detector.refiner.forwardPasses
+        _ = try detector.detect(in: image, gray: nil, limit: 1, hints: [])
+        #expect(detector.refiner.forwardPasses > before)
+    }
+
     @Test("a tracked face's roll as a hint settles the second landmark pass in fewer passes, to the same roll")
     func rollHint() throws {
         var options = YuNetDetector.Options()

@@ -1,0 +1,38 @@
+import Foundation
+
+/// When the face worker runs a detection pass. Between passes the tracker
+/// carries every face on every frame, so passes are spent only where they
+/// find something new:
+/// - `active`: faces are tracked, or the picture changed since the last pass
+///   (SceneChangeProbe) — up to `maxRate` passes a second;
+/// - `still`: nothing tracked and nothing changed — `idleRate` passes a
+///   second, so a face that appears without changing the picture much (a
+///   slow walk in the distance) is still found within 1 / idleRate seconds;
+/// - `unwatched`: nobody consumes faces live (no WebSocket or MJPEG viewer and
+///   no MQTT broker) — `idleRate` passes a second whatever the scene; events
+///   are still recorded, starting at most 1 / idleRate seconds late.
+public struct FaceDetectionPolicy: Sendable, Equatable {
+    public enum Mode: String, Sendable, CaseIterable {
+        case active, still, unwatched
+    }
+
+    /// Passes a second at most while faces are tracked or the scene changes.
+    public var maxRate: Double
+    /// Passes a second on a still scene without faces, and while unwatched.
+    public var idleRate: Double
+
+    public init(maxRate: Double = 10, idleRate: Double = 2) {
+        self.maxRate = maxRate
+        self.idleRate = idleRate
+    }
+
+    public func mode(tracking: Bool, changed: Bool, watched: Bool) -> Mode {
+        guard watched else { return .unwatched }
+        return tracking || changed ? .active : .still
+    }
+
+    /// Seconds from one pass to the next in `mode`.
+    public func interval(_ mode: Mode) -> Double {
+        1 / (mode == .active ? max(maxRate, idleRate) : idleRate)
+    }
+}
