@@ -23,7 +23,7 @@ struct DetectCommand: ParsableCommand {
     @Flag(help: "Skip face detection.")
     var noFaces = false
 
-    @Option(help: "YuNet ONNX face model (else SIGHTLINE_FACE_MODEL; without one, Haar cascades).")
+    @Option(help: "YuNet face model (ONNX), or haar for the Haar cascades; also SIGHTLINE_FACE_MODEL or faces.model. Default: the shipped models/face_detection_yunet_2023mar_320.onnx.")
     var faceModel: String?
 
     @Option(help: "Most faces reported per image.")
@@ -51,7 +51,7 @@ struct DetectCommand: ParsableCommand {
     }
 
     /// The face detector for still photos, or nil with --no-faces. The model
-    /// path comes from --face-model, then SIGHTLINE_FACE_MODEL; a model that
+    /// path comes from --face-model, then SIGHTLINE_FACE_MODEL, then the shipped model; a model that
     /// does not load is reported on stderr and Haar runs instead.
     private func makeFaceDetector() throws -> FaceDetector? {
         guard !noFaces else { return nil }

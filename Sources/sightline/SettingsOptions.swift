@@ -38,7 +38,7 @@ struct SettingsOptions: ParsableArguments {
     @Option(help: "Log level: trace, debug, info, notice, warning, error.")
     var logLevel: String?
 
-    @Option(help: "YuNet face model (ONNX); also SIGHTLINE_FACE_MODEL or faces.model. Without one, Haar cascades run.")
+    @Option(help: "YuNet face model (ONNX), or haar for the Haar cascades; also SIGHTLINE_FACE_MODEL or faces.model. Default: the shipped models/face_detection_yunet_2023mar_320.onnx.")
     var faceModel: String?
 
     @Flag(help: "Do not look for faces.")

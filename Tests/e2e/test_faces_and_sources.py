@@ -14,12 +14,24 @@ MODELS = Path(os.environ.get("SIGHTLINE_MODELS", REPO.parent / "shared" / "model
 YUNET = MODELS / "face_detection_yunet_2023mar_320.onnx"
 
 
-def faces_in(server, pairs=5, warmup=3):
-    """Faces of `pairs` frames, after `warmup` frames: detection runs beside the
-    pipeline, so the very first frames of a new source carry no faces yet."""
+def faces_in(server, pairs=5):
+    """Faces of `pairs` frames from the first frame that carries a face on: detection
+    runs beside the pipeline, so the first frames of a new source carry none, for as
+    long as the first pass takes on a busy machine; the tracker carries them after."""
+    def faces(meta):
+        return [d for d in meta["detections"] if d["kind"] == "face"]
+
     with server.ws() as ws:
-        log = receive_frames(ws, FrameLog(), pairs=pairs + warmup, timeout=20)
-    return [[d for d in meta["detections"] if d["kind"] == "face"] for meta, *_ in log.pairs[warmup:]]
+        first = FrameLog()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            count = len(first.pairs)
+            receive_frames(ws, first, pairs=count + 1, timeout=max(0.1, deadline - time.monotonic()))
+            if len(first.pairs) == count or faces(first.pairs[-1][0]):
+                break
+        assert first.pairs and faces(first.pairs[-1][0]), "no frame with a face"
+        log = receive_frames(ws, FrameLog(), pairs=pairs - 1, timeout=20)
+    return [faces(meta) for meta, *_ in [first.pairs[-1], *log.pairs]]
 
 
 def post_json(server, path, payload, headers=AUTH):

@@ -28,6 +28,7 @@ public struct CameraAssembly {
         factory.cameraHeight = settings.cameraHeight
         factory.cameraFPS = settings.cameraFPS
         factory.demoTemplatePath = ResourceLocator.locate(settings.demoTemplate)
+        factory.demoFacePath = ResourceLocator.locate("config/demo-face.jpg")
         return factory
     }
 

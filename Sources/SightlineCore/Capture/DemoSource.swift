@@ -1,9 +1,14 @@
+import CSightlineOpenCV
 import Foundation
 
 /// A synthetic scene made in code, deterministic from a seed: a textured
-/// background scrolling slowly, the template gliding along a Lissajous path
-/// while it grows and shrinks, and sensor-like noise. It knows where it put
-/// the template, and says so as ground truth with every frame.
+/// background scrolling slowly, a face photo (config/demo-face.jpg) that
+/// glides, grows, turns in the image plane through ±35° and hides for 2.5 s
+/// of every 14, the template gliding along a Lissajous path over it while it
+/// grows and shrinks, and sensor-like noise. It knows where it put the
+/// template and the face (box and roll), and says so as ground truth with
+/// every frame; a face more than a quarter covered by the template is not
+/// in the ground truth.
 ///
 /// Threads: used only on the capture thread that owns it.
 public final class DemoSource: FrameSource {
@@ -16,8 +21,21 @@ public final class DemoSource: FrameSource {
         public var minScale = 0.7
         public var maxScale = 1.5
         public var noiseSigma = 4.0
+        /// Draw the face photo, when the source has one (`demo?face=0` leaves it out).
+        public var showFace = true
         public init() {}
     }
+
+    /// The ground-truth label of the demo's face.
+    public static let faceLabel = "face"
+    /// Where the face is in config/demo-face.jpg, normalized (measured with YuNet
+    /// and checked by eye; the photo is turned so the face is upright, roll 0).
+    static let faceInPhoto = (x: 0.30, y: 0.226, w: 0.40, h: 0.516)
+    /// The face's roll swings through ±faceRollAmplitude degrees.
+    public static let faceRollAmplitude = 35.0
+    /// Seconds of each cycle, and the part of it in which the face is hidden.
+    static let faceCycle = 14.0
+    static let faceHidden = 10.5..<13.0
 
     public let options: Options
     public let templateLabel: String
@@ -25,13 +43,48 @@ public final class DemoSource: FrameSource {
     public var pacing: SourcePacing { .fixedRate }
 
     private let template: ImageBuffer
+    private let face: ImageBuffer?
     private var background: ImageBuffer?
     private var index: UInt64 = 0
 
-    public init(options: Options, template: ImageBuffer, templateLabel: String) {
+    public init(options: Options, template: ImageBuffer, templateLabel: String, face: ImageBuffer? = nil) {
         self.options = options
         self.template = template
         self.templateLabel = templateLabel
+        self.face = options.showFace ? face : nil
+    }
+
+    /// Where the face photo is drawn in frame `index`: its centre, scale and
+    /// roll; nil while it is hidden or the source has no face.
+    public func facePlacement(at index: UInt64) -> (x: Double, y: Double, scale: Double, roll: Double)? {
+        guard let face else { return nil }
+        let t = Double(index) / options.fps
+        let phase = Double(options.seed % 1000) * 0.23
+        guard !Self.faceHidden.contains(t.truncatingRemainder(dividingBy: Self.faceCycle)) else { return nil }
+        let scale = 0.8 + 0.5 * (0.5 + 0.5 * sin(t * 0.5 + phase))
+        let half = Double(max(face.width, face.height)) * scale / 2
+        let x = half + (Double(options.width) - 2 * half) * (0.5 + 0.5 * sin(t * 0.37 + 1 + phase))
+        let y = half + (Double(options.height) - 2 * half) * (0.5 + 0.5 * cos(t * 0.29 + phase))
+        return (x, y, scale, Self.faceRollAmplitude * sin(t * 0.6 + phase))
+    }
+
+    /// The face's box and roll in frame `index` when it is in view and not
+    /// more than a quarter covered by the template.
+    public func faceBox(at index: UInt64) -> GroundTruthBox? {
+        guard let face, let place = facePlacement(at: index) else { return nil }
+        let inPhoto = Self.faceInPhoto
+        let w = inPhoto.w * Double(face.width) * place.scale, h = inPhoto.h * Double(face.height) * place.scale
+        // The face's centre, offset from the photo's centre, turned with it.
+        let dx = (inPhoto.x + inPhoto.w / 2 - 0.5) * Double(face.width) * place.scale
+        let dy = (inPhoto.y + inPhoto.h / 2 - 0.5) * Double(face.height) * place.scale
+        let radians = place.roll * .pi / 180
+        let cx = place.x + dx * cos(radians) - dy * sin(radians)
+        let cy = place.y + dx * sin(radians) + dy * cos(radians)
+        let box = GroundTruthBox(label: Self.faceLabel, x: cx - w / 2, y: cy - h / 2, w: w, h: h, roll: place.roll)
+        let cover = templateBox(at: index)
+        let overlapW = max(0, min(box.x + box.w, cover.x + cover.w) - max(box.x, cover.x))
+        let overlapH = max(0, min(box.y + box.h, cover.y + cover.h) - max(box.y, cover.y))
+        return overlapW * overlapH > 0.25 * w * h ? nil : box
     }
 
     public func open() throws -> SourceFormat {
@@ -59,14 +112,32 @@ public final class DemoSource: FrameSource {
         guard let background else { throw SourceError.cannotOpen("demo source not opened") }
         let frame = ImageBuffer(width: options.width, height: options.height)
         copyScrolledBackground(background, into: frame, at: index)
+        if let face, let place = facePlacement(at: index) {
+            try drawFace(face, place, into: frame)
+        }
         let box = templateBox(at: index)
         try ImageOps.resize(template.cView, into: frame.cView(x: Int(box.x), y: Int(box.y), width: Int(box.w), height: Int(box.h)),
                             interpolation: .linear)
         if options.noiseSigma > 0 {
             try ImageOps.addNoise(frame, seed: options.seed &* 1_000_003 &+ index, sigma: options.noiseSigma)
         }
+        let truth = [box] + (faceBox(at: index).map { [$0] } ?? [])
         index += 1
-        return CapturedImage(image: frame, groundTruth: [box])
+        return CapturedImage(image: frame, groundTruth: truth)
+    }
+
+    /// Draws the face photo turned and scaled into the square around its
+    /// place only (a warp over the whole frame would cost a few ms a frame).
+    private func drawFace(_ face: ImageBuffer, _ place: (x: Double, y: Double, scale: Double, roll: Double),
+                          into frame: ImageBuffer) throws {
+        let half = Double(max(face.width, face.height)) * place.scale * 0.72   // covers the turned corners
+        let x0 = max(0, Int(place.x - half)), y0 = max(0, Int(place.y - half))
+        let x1 = min(frame.width, Int((place.x + half).rounded(.up))), y1 = min(frame.height, Int((place.y + half).rounded(.up)))
+        guard x1 > x0, y1 > y0 else { return }
+        let region = frame.cView(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+        try OpenCVError.check {
+            slcv_paste_warped(face.cView, region, place.x - Double(x0), place.y - Double(y0), place.scale, -place.roll, $0)
+        }
     }
 
     /// A background twice the frame's size: soft colour clouds from upscaled

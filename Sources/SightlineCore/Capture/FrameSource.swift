@@ -22,8 +22,10 @@ public struct SourceFormat: Sendable, Equatable, CustomStringConvertible {
 public struct GroundTruthBox: Sendable, Equatable, Codable {
     public var label: String
     public var x: Double, y: Double, w: Double, h: Double
-    public init(label: String, x: Double, y: Double, w: Double, h: Double) {
-        self.label = label; self.x = x; self.y = y; self.w = w; self.h = h
+    /// A face's roll in degrees, clockwise positive (nil for templates).
+    public var roll: Double?
+    public init(label: String, x: Double, y: Double, w: Double, h: Double, roll: Double? = nil) {
+        self.label = label; self.x = x; self.y = y; self.w = w; self.h = h; self.roll = roll
     }
 }
 

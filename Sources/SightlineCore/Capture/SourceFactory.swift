@@ -7,6 +7,8 @@ public struct SourceFactory: Sendable {
     public var cameraFPS = 30.0
     /// The demo scene's template and its label.
     public var demoTemplatePath = "config/demo-template.png"
+    /// The demo scene's face photo (nil or missing: a demo without a face).
+    public var demoFacePath: String? = "config/demo-face.jpg"
     public static let demoLabel = "demo"
     /// Frame rate for still images shown as a stream.
     public var stillFPS = 15.0
@@ -23,7 +25,8 @@ public struct SourceFactory: Sendable {
             return try make(.demo(DemoSource.Options()))
         case .demo(let options):
             let template = try demoTemplate()
-            return (DemoSource(options: options, template: template, templateLabel: Self.demoLabel), spec)
+            let face = options.showFace ? demoFacePath.flatMap { try? ImageIO.read(path: $0) } : nil
+            return (DemoSource(options: options, template: template, templateLabel: Self.demoLabel, face: face), spec)
         case .v4l2(let path):
             return (V4L2Source(path: path, request: .init(width: cameraWidth, height: cameraHeight, fps: cameraFPS)), spec)
         case .file(let path, let pace, let fps):

@@ -35,8 +35,11 @@ public enum SourceSpec: Sendable, Equatable {
                 case "noise":
                     guard let noise = Double(value), noise >= 0 else { throw SourceSpecError("demo noise must be >= 0") }
                     options.noiseSigma = noise
+                case "face":
+                    guard value == "0" || value == "1" else { throw SourceSpecError("demo face must be 0 or 1, got '\(value)'") }
+                    options.showFace = value == "1"
                 default:
-                    throw SourceSpecError("unknown demo option '\(key)' (size, fps, seed, noise)")
+                    throw SourceSpecError("unknown demo option '\(key)' (size, fps, seed, noise, face)")
                 }
             }
             return .demo(options)

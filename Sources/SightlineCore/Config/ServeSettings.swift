@@ -44,7 +44,7 @@ public struct ServeSettings: Sendable {
     public var faceMaxRate = 10.0
     public var faceIdleRate = 2.0
     /// YuNet: each tracked face's landmarks are re-read at most this often (new faces at once).
-    public var faceRefineEverySeconds = 0.5
+    public var faceRefineEverySeconds = 0.1
 
     /// Viewing without a credential: nil decides by the address (open on
     /// loopback, closed elsewhere); true/false force it (`access.view`).

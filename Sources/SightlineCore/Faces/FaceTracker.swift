@@ -26,6 +26,13 @@ public final class FaceTracker {
         public var velocitySmoothing = 0.4
         /// Weight of a new roll or yaw (0...1); smaller is smoother.
         public var angleSmoothing = 0.35
+        /// Roll is followed with its rate (an alpha-beta filter), so a steady
+        /// turn is not trailed: the weight of a new roll reading, and of its
+        /// surprise in the rate.
+        public var rollGain = 0.5
+        public var rollRateGain = 0.2
+        /// The roll rate is kept within this (degrees a second).
+        public var maxRollRate = 180.0
         /// Motion is extrapolated at most this far past the last detection.
         public var maxPredictionHorizon: TimeInterval = 0.5
         /// Detections a track needs before it is reported.
@@ -120,6 +127,9 @@ private struct Track {
     var lastSeen: TimeInterval
     var velocity = PixelPoint(x: 0, y: 0)  // pixels per second
     var roll: Double?
+    /// Degrees a second, and when `roll` was last read.
+    var rollRate = 0.0
+    var rollTime: TimeInterval
     var yaw: Double?
     var smile: Double?
     var hits = 1
@@ -130,6 +140,7 @@ private struct Track {
         last = observation
         lastSeen = time
         roll = observation.roll.map(TrackGeometry.wrapDegrees)
+        rollTime = time
         yaw = observation.yaw
         smile = observation.smile
     }
@@ -145,8 +156,19 @@ private struct Track {
                                   y: velocity.y + weight * (measured.y - velocity.y))
         }
         if let newRoll = observation.roll {
-            roll = roll.map { TrackGeometry.smoothAngle($0, toward: newRoll, weight: options.angleSmoothing) }
-                ?? TrackGeometry.wrapDegrees(newRoll)
+            if let current = roll {
+                let elapsed = max(0, time - rollTime)
+                let predicted = current + rollRate * min(elapsed, options.maxPredictionHorizon)
+                let surprise = TrackGeometry.wrapDegrees(newRoll - predicted)
+                roll = TrackGeometry.wrapDegrees(predicted + options.rollGain * surprise)
+                if elapsed > 0.01 {
+                    rollRate = min(options.maxRollRate, max(-options.maxRollRate,
+                                                            rollRate + options.rollRateGain * surprise / elapsed))
+                }
+            } else {
+                roll = TrackGeometry.wrapDegrees(newRoll)
+            }
+            rollTime = time
         }
         if let newYaw = observation.yaw {
             yaw = yaw.map { $0 + options.angleSmoothing * (newYaw - $0) } ?? newYaw
@@ -186,6 +208,11 @@ private struct Track {
         var observation = smoothedObservation
         let (dx, dy) = displacement(at: time, options: options)
         observation.box = predictedBox(at: time, options: options)
+        if let roll {
+            let ahead = min(max(time - rollTime, 0), options.maxPredictionHorizon)
+            observation.roll = TrackGeometry.wrapDegrees(roll + rollRate * ahead)
+            if observation.roll == -180 { observation.roll = 180 }
+        }
         observation.landmarks = observation.landmarks.map { TrackGeometry.shifted($0, by: dx, dy) }
         return observation
     }

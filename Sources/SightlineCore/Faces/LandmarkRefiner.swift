@@ -62,6 +62,31 @@ final class LandmarkRefiner {
         return refined
     }
 
+    /// The live, tracked case: one crop turned by the tracked roll (one
+    /// forward pass). The tracked roll is close, so the crop face is near
+    /// upright, where YuNet's landmarks read roll best; when it is not upright
+    /// within `uprightTolerance` (the head turned the other way since), a
+    /// second crop turned by that reading follows, since a reading on a tilted
+    /// crop falls short of the turn.
+    func refineFromTrack(_ face: FaceObservation, in frame: ImageBuffer, trackedRoll: Double) throws -> FaceObservation {
+        if crop.width != cropSize { crop = ImageBuffer(width: cropSize, height: cropSize, channels: 3) }
+        var turn = trackedRoll
+        var best: FaceObservation?
+        for _ in 0..<2 {
+            guard let next = try refineOnce(best ?? face, context: Self.trackedContext, in: frame, roll: turn) else { break }
+            best = next
+            let after = FaceGeometry.withPose(next).roll ?? turn
+            if abs(FaceGeometry.normalizedDegrees(after - turn)) < Self.uprightTolerance { break }
+            turn = after
+        }
+        guard var refined = best else { return face }
+        refined.score = face.score
+        return refined
+    }
+
+    /// Crop side for `refineFromTrack`, in face sizes.
+    static let trackedContext = 1.4
+
     /// Starts whose final rolls differ by at most this (degrees) are averaged.
     static let agreement = 5.0
 

@@ -27,9 +27,11 @@ public final class YuNetDetector: FaceDetector {
         /// more starts escape a wrong first reading, each costs up to six passes.
         public var refineStartOffsets: [Double] = [0]
         /// Live pacing of the second pass: a face that a tracked face (hint)
-        /// overlaps and that was refined less than this many seconds ago
-        /// keeps the tracked roll instead of a new second pass; new faces are
-        /// refined at once. 0 refines every face on every pass.
+        /// overlaps is refined with one crop turned by the tracked roll (one
+        /// forward pass), and only when its last refinement is this many
+        /// seconds old; in between it reports no roll, and the tracker carries
+        /// the roll by its rate. New faces get the full second pass at once.
+        /// 0 refines every face fully on every pass (still photos).
         public var refineEverySeconds = 0.0
         /// When nothing is found, look again on copies turned by these angles
         /// (for strongly tilted faces). Costs one pass per angle on empty frames,
@@ -83,16 +85,21 @@ public final class YuNetDetector: FaceDetector {
         guard limit > 0, let region = searchRegion(frame) else { return [] }
         var faces = try detectOnce(frame, region: region, limit: limit)
         if faces.isEmpty { faces = try detectTurned(frame, region: region, limit: limit) }
-        var trackedRolls: [Int: Double] = [:]
+        var unrefined = Set<Int>()
         if options.refineLandmarks {
             let now = Double(MonotonicClock.nanos()) / 1e9
             var records: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double)] = []
             for (index, face) in faces.enumerated() {
                 let hint = Self.overlapping(face.box, in: hints.filter { $0.roll != nil }, box: { $0.box })?.roll
                 let last = Self.overlapping(face.box, in: refined, box: { $0.box })
-                if options.refineEverySeconds > 0, let hint, let last, now - last.at < options.refineEverySeconds {
-                    trackedRolls[index] = hint
-                    records.append((face.box, last.at))
+                if options.refineEverySeconds > 0, let hint {
+                    if let last, now - last.at < options.refineEverySeconds {
+                        unrefined.insert(index)
+                        records.append((face.box, last.at))
+                    } else {
+                        faces[index] = try refiner.refineFromTrack(face, in: frame, trackedRoll: hint)
+                        records.append((faces[index].box, now))
+                    }
                 } else {
                     faces[index] = try refiner.refine(face, in: frame, startRoll: hint)
                     records.append((faces[index].box, now))
@@ -101,7 +108,8 @@ public final class YuNetDetector: FaceDetector {
             refined = records
         }
         faces = faces.map(FaceGeometry.withPose)
-        for (index, roll) in trackedRolls { faces[index].roll = roll }
+        // A first-pass roll reads tilted faces short; the tracker's own is better.
+        for index in unrefined { faces[index].roll = nil }
         guard let attributes, !faces.isEmpty else { return faces }
         let gray = try gray ?? ImageOps.gray(frame)
         return try faces.map { try attributes.read($0, gray: gray) }

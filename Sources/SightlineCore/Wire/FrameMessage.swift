@@ -5,6 +5,8 @@ public struct FrameMessage: Codable, Sendable {
     public struct Truth: Codable, Sendable, Equatable {
         public var label: String
         public var box: NormalizedBox
+        /// A face's roll, degrees clockwise (the demo's face).
+        public var roll: Double?
     }
 
     public var type = "frame"
@@ -33,7 +35,8 @@ public struct FrameMessage: Codable, Sendable {
         guard !boxes.isEmpty else { return nil }
         return boxes.map {
             Truth(label: $0.label, box: NormalizedBox(pixelX: $0.x, pixelY: $0.y, width: $0.w, height: $0.h,
-                                                      frameWidth: width, frameHeight: height).rounded)
+                                                      frameWidth: width, frameHeight: height).rounded,
+                  roll: $0.roll.map { ($0 * 10).rounded() / 10 })
         }
     }
 

@@ -69,7 +69,7 @@ struct YuNetDetectorTests {
         #expect(abs(FaceGeometry.normalizedDegrees(roll - angle)) <= 5)
     }
 
-    @Test("live pacing: a tracked face refined moments ago keeps the tracked roll with no second pass; a new face is refined")
+    @Test("live pacing: a tracked face refined moments ago gets no second pass and no roll; a new face is refined")
     func refinePacing() throws {
         var options = YuNetDetector.Options()
         options.refineLandmarks = true
@@ -84,7 +84,7 @@ struct YuNetDetectorTests {
         before = detector.refiner.forwardPasses
         let again = try #require(try detector.detect(in: image, gray: nil, limit: 1, hints: [tracked]).first)
         #expect(detector.refiner.forwardPasses == before)  // refined a moment ago: not again
-        #expect(again.roll == 17.5)                        // keeps the tracked roll
+        #expect(again.roll == nil)                         // the tracker carries its roll
         // Without a tracked face over it, it counts as new and is refined again.
         before = detector.refiner.forwardPasses
         _ = try detector.detect(in: image, gray: nil, limit: 1, hints: [])

@@ -135,6 +135,25 @@ import Testing
         #expect(rolls.allSatisfy { $0 > -180 && $0 <= 180 })
     }
 
+    /// A head tilting steadily at 20°/s, read (±1°) on every third frame and
+    /// carried on the frames between: the roll keeps up with the turn.
+    @Test func aSteadyTurnIsFollowedWithoutTrailing() {
+        let tracker = FaceTracker()
+        var random = SeededRandom(seed: 8)
+        var errors: [Double] = []
+        for index in 0..<90 {
+            let truth = -30 + 20 * Frames.time(index)
+            let face = SyntheticFace(centre: PixelPoint(x: 320, y: 240), size: 90, roll: truth)
+            if index % 3 == 0 { _ = tracker.update([face.observed(&random, jitter: 1, angleNoise: 1)], at: Frames.time(index)) }
+            let carried = tracker.predict(at: Frames.time(index)).first?.observation.roll
+            if index >= 30, let carried { errors.append(abs(carried - truth)) }
+        }
+        #expect(errors.count == 60)
+        let sorted = errors.sorted()
+        #expect(sorted[sorted.count / 2] <= 1.5, "median error \(sorted[sorted.count / 2])°")
+        #expect(sorted.last! <= 4, "worst error \(sorted.last!)°")
+    }
+
     @Test func yawIsSmoothed() {
         let tracker = FaceTracker()
         var random = SeededRandom(seed: 7)
