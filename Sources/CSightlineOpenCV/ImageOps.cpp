@@ -83,6 +83,15 @@ extern "C" int slcv_add_noise(slcv_image image, uint64_t seed, double sigma, slc
     });
 }
 
+extern "C" int slcv_add_signed(slcv_image image, slcv_image plus, slcv_image minus, slcv_error *err) {
+    return guarded(err, [&] {
+        cv::Mat target = wrap(image);
+        cv::add(target, wrap(plus), target);
+        cv::subtract(target, wrap(minus), target);
+        return 0;
+    });
+}
+
 extern "C" int slcv_blur(slcv_image image, int ksize, double sigma, slcv_error *err) {
     return guarded(err, [&] {
         cv::Mat target = wrap(image);

@@ -58,6 +58,9 @@ int slcv_bgr_to_gray(slcv_image src, slcv_image dst, slcv_error *err);
 int slcv_yuyv_to_bgr(const uint8_t *yuyv, int width, int height, int stride, slcv_image dst, slcv_error *err);
 // Adds Gaussian noise of the given sigma, from a cv::RNG seeded with `seed`.
 int slcv_add_noise(slcv_image image, uint64_t seed, double sigma, slcv_error *err);
+/* image = saturate(image + plus - minus), all of one size and type (a precomputed noise frame
+ * split into its positive and negative parts, for the demo scene). */
+int slcv_add_signed(slcv_image image, slcv_image plus, slcv_image minus, slcv_error *err);
 // Gaussian blur in place (ksize odd, sigma may be 0).
 int slcv_blur(slcv_image image, int ksize, double sigma, slcv_error *err);
 // Rotates src about its centre by angle degrees (counter-clockwise positive,

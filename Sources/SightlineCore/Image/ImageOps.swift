@@ -29,6 +29,11 @@ public enum ImageOps {
         try OpenCVError.check { slcv_add_noise(image.cView, seed, sigma, $0) }
     }
 
+    /// image = saturate(image + plus - minus), per byte.
+    public static func addSigned(_ image: ImageBuffer, plus: ImageBuffer, minus: ImageBuffer) throws {
+        try OpenCVError.check { slcv_add_signed(image.cView, plus.cView, minus.cView, $0) }
+    }
+
     public static func blur(_ image: ImageBuffer, kernel: Int, sigma: Double = 0) throws {
         try OpenCVError.check { slcv_blur(image.cView, Int32(kernel), sigma, $0) }
     }
