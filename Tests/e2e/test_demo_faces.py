@@ -49,16 +49,19 @@ def score(pairs):
 
 
 def test_the_demo_face_is_boxed_with_its_roll(sightline):
-    server = sightline(source="demo")
+    # At 10 fps the detector's 10 passes a second meet every frame even on a busy machine,
+    # so this scores detection and tracking, not the machine's speed (the 30 fps figures
+    # are the benchmark's: scripts/loadtest.py).
+    server = sightline(source="demo?fps=10")
     server.wait_live()
     log = FrameLog()
     with ws_connect(server.port) as ws:
         # 16 s of frames: a whole 14 s cycle with its 2.5 s hidden part.
         receive_frames(ws, log, seconds=16, timeout=40)
     log.check_ok()
-    pairs = log.pairs[15:]    # the first half second: the detector's first pass
+    pairs = log.pairs[5:]     # the first half second: the detector's first pass
     truths = [t for meta, *_ in pairs for t in meta.get("groundTruth") or [] if t["label"] == "face"]
-    assert len(truths) > 100, "the demo sent no face ground truth"
+    assert len(truths) > 50, "the demo sent no face ground truth"
     assert max(abs(t["roll"]) for t in truths) >= 30, "the demo face did not turn through ±30°"
     visible, found, rolled, stray = score(pairs)
     print(f"demo face: {found}/{visible} boxed at IoU >= {MIN_IOU}, {rolled}/{found} roll within 5°, "

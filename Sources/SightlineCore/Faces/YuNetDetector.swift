@@ -93,7 +93,9 @@ public final class YuNetDetector: FaceDetector {
                 let hint = Self.overlapping(face.box, in: hints.filter { $0.roll != nil }, box: { $0.box })?.roll
                 let last = Self.overlapping(face.box, in: refined, box: { $0.box })
                 if options.refineEverySeconds > 0, let hint {
-                    if let last, now - last.at < options.refineEverySeconds {
+                    // Passes come on frame times, a little early or late: a pass
+                    // due within a fifth of the interval counts as due.
+                    if let last, now - last.at < options.refineEverySeconds * 0.8 {
                         unrefined.insert(index)
                         records.append((face.box, last.at))
                     } else {
