@@ -114,6 +114,7 @@ public struct CameraAssembly {
         yunet.regionOfInterest = settings.faceRegion
         yunet.refineLandmarks = settings.faceRefineLandmarks
         yunet.refineEverySeconds = settings.faceRefineEverySeconds
+        yunet.attributesEverySeconds = settings.faceAttributesEverySeconds
         var haar = HaarFaceDetector.Options()
         haar.regionOfInterest = settings.faceRegion
         let choice = try FaceDetectorFactory.choose(modelPath: settings.faceModel, yunet: yunet, haar: haar, logger: logger)

@@ -45,6 +45,8 @@ public struct ServeSettings: Sendable {
     public var faceIdleRate = 2.0
     /// YuNet: each tracked face's landmarks are re-read at most this often (new faces at once).
     public var faceRefineEverySeconds = 0.1
+    /// Each tracked face's smile and eyes are read at most this often.
+    public var faceAttributesEverySeconds = 0.25
 
     /// Viewing without a credential: nil decides by the address (open on
     /// loopback, closed elsewhere); true/false force it (`access.view`).
@@ -144,6 +146,7 @@ public struct ServeSettings: Sendable {
         if let v = config.faces?.maxRate { faceMaxRate = v }
         if let v = config.faces?.idleRate { faceIdleRate = v }
         if let v = config.faces?.refineEverySeconds { faceRefineEverySeconds = v }
+        if let v = config.faces?.attributesEverySeconds { faceAttributesEverySeconds = v }
         if let v = config.faces?.region, v.count == 4 { faceRegion = NormalizedBox(x: v[0], y: v[1], w: v[2], h: v[3]) }
         if let v = config.camera, !v.isEmpty { camera = v }
         if let e = config.events {
@@ -210,6 +213,9 @@ public struct ServeSettings: Sendable {
         }
         guard faceIdleRate > 0, faceIdleRate <= faceMaxRate else {
             throw ConfigError.invalid("faces.idleRate must be more than 0 and at most faces.maxRate, got \(faceIdleRate)")
+        }
+        guard faceAttributesEverySeconds >= 0, faceAttributesEverySeconds <= 60 else {
+            throw ConfigError.invalid("faces.attributesEverySeconds must be 0 to 60, got \(faceAttributesEverySeconds)")
         }
         guard faceRefineEverySeconds >= 0, faceRefineEverySeconds <= 60 else {
             throw ConfigError.invalid("faces.refineEverySeconds must be 0 to 60, got \(faceRefineEverySeconds)")

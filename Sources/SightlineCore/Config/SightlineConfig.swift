@@ -29,6 +29,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var maxRate: Double?
         public var idleRate: Double?
         public var refineEverySeconds: Double?
+        public var attributesEverySeconds: Double?
     }
 
     public struct Demo: Codable, Sendable, Equatable {
@@ -126,7 +127,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         "server": ["host", "port", "webRoot"],
         "source": ["spec", "width", "height", "fps", "offer"],
         "faces": ["enabled", "model", "maxFaces", "detectEvery", "region", "refineLandmarks", "maxRate", "idleRate",
-                  "refineEverySeconds"],
+                  "refineEverySeconds", "attributesEverySeconds"],
         "demo": ["template"],
         "jpeg": ["quality"],
         "templates": ["threshold", "frameScale", "paths", "rotationRange", "rotationStep", "maxInstances"],

@@ -37,8 +37,13 @@ public final class YuNetDetector: FaceDetector {
         /// (for strongly tilted faces). Costs one pass per angle on empty frames,
         /// so live pipelines leave it empty.
         public var rotationFallbackAngles: [Double] = []
-        /// Read `smile` and `eyesClosed` from each face's pixels (about 3 ms a face).
+        /// Read `smile` and `eyesClosed` from each face's pixels (3 to 15 ms a
+        /// face, more for larger faces).
         public var attributes: FaceAttributeReader.Options? = FaceAttributeReader.Options()
+        /// Live pacing of the attributes: a face read less than this many seconds
+        /// ago (matched by its box, as for refinement) is not read again and
+        /// carries its last reading. 0 reads every face on every pass.
+        public var attributesEverySeconds = 0.0
 
         public init() {}
 
@@ -60,8 +65,13 @@ public final class YuNetDetector: FaceDetector {
     let refiner: LandmarkRefiner
     private let input: ImageBuffer
     private let attributes: FaceAttributeReader?
-    /// The faces of the last pass and when each was last refined (monotonic seconds).
+    /// The faces of the last pass and when each was last refined, and last
+    /// read for attributes (monotonic seconds).
     private var refined: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double)] = []
+    /// Faces read for attributes under live pacing (for tests).
+    private(set) var attributeReads = 0
+    private var attributed: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double, smile: Double?,
+                              eyesClosed: Bool?)] = []
 
     public init(modelPath: String, options: Options = Options()) throws {
         network = try YuNetNetwork(modelPath: modelPath)
@@ -114,7 +124,24 @@ public final class YuNetDetector: FaceDetector {
         for index in unrefined { faces[index].roll = nil }
         guard let attributes, !faces.isEmpty else { return faces }
         let gray = try gray ?? ImageOps.gray(frame)
-        return try faces.map { try attributes.read($0, gray: gray) }
+        guard options.attributesEverySeconds > 0 else { return try faces.map { try attributes.read($0, gray: gray) } }
+        let now = Double(MonotonicClock.nanos()) / 1e9
+        var records: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double, smile: Double?,
+                       eyesClosed: Bool?)] = []
+        for index in faces.indices {
+            if let last = Self.overlapping(faces[index].box, in: attributed, box: { $0.box }),
+               now - last.at < options.attributesEverySeconds * 0.8 {
+                faces[index].smile = last.smile
+                faces[index].eyesClosed = last.eyesClosed
+                records.append((faces[index].box, last.at, last.smile, last.eyesClosed))
+            } else {
+                faces[index] = try attributes.read(faces[index], gray: gray)
+                attributeReads += 1
+                records.append((faces[index].box, now, faces[index].smile, faces[index].eyesClosed))
+            }
+        }
+        attributed = records
+        return faces
     }
 
     /// The item whose box overlaps `target` most, if by at least `hintOverlap` IoU.

@@ -91,6 +91,20 @@ struct YuNetDetectorTests {
         #expect(detector.refiner.forwardPasses > before)
     }
 
+    @Test("live pacing: a face read for smile and eyes moments ago carries that reading instead of a new one")
+    func attributePacing() throws {
+        var options = YuNetDetector.Options()
+        options.attributesEverySeconds = 60
+        let detector = try Self.detector(options)
+        let image = try FaceTestData.image("grace_hopper.jpg")
+        let first = try #require(try detector.detect(in: image, gray: nil, limit: 1).first)
+        #expect(detector.attributeReads == 1)
+        let again = try #require(try detector.detect(in: image, gray: nil, limit: 1).first)
+        #expect(detector.attributeReads == 1)
+        #expect(again.smile == first.smile && again.eyesClosed == first.eyesClosed)
+        #expect(first.smile != nil)
+    }
+
     @Test("a tracked face's roll as a hint settles the second landmark pass in fewer passes, to the same roll")
     func rollHint() throws {
         var options = YuNetDetector.Options()
