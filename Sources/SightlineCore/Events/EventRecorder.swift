@@ -97,6 +97,7 @@ public final class EventRecorder: Sendable {
     public func start() {
         started.store(true, ordering: .sequentiallyConsistent)
         let thread = Thread { [self] in
+            BackgroundPriority.lowerCurrentThread()
             let cropper: EventCropper?
             do {
                 cropper = try EventCropper()

@@ -36,7 +36,10 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     public init(detector: FaceDetector, limit: Int) {
         self.detector = detector
         self.limit = limit
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            BackgroundPriority.lowerCurrentThread()
+            run()
+        }
         thread.name = "sightline.faces"
         thread.start()
     }

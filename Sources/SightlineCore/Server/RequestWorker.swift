@@ -28,6 +28,7 @@ public final class RequestWorker: Sendable {
     public func start() {
         started.store(true, ordering: .sequentiallyConsistent)
         let thread = Thread { [self] in
+            BackgroundPriority.lowerCurrentThread()
             while true {
                 waiting.wait()
                 let next = queue.withLock { state -> Job?? in
