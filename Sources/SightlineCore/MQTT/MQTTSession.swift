@@ -156,6 +156,9 @@ final class MQTTSession {
         let wasConnected = connected
         var events: [MQTTOutbox.Item] = []
         for pending in inFlight {
+            // `online` is announced afresh by the next connection: sent
+            // again from here it would go out twice.
+            if pending.message.topic == publisher.topics.available { continue }
             if pending.message.retain {
                 publisher.outbox.pushStateIfAbsent(pending.message)
             } else {
