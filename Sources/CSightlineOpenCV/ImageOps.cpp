@@ -15,6 +15,14 @@ static int finishDecode(cv::Mat decoded, slcv_mat **out, slcv_error *err) {
     return 0;
 }
 
+extern "C" void slcv_set_threads(int threads) {
+    try { cv::setNumThreads(threads); } catch (...) {}
+}
+
+extern "C" int slcv_threads(void) {
+    try { return cv::getNumThreads(); } catch (...) { return -1; }
+}
+
 extern "C" int slcv_decode(const uint8_t *bytes, size_t length, int channels, slcv_mat **out, slcv_error *err) {
     return guarded(err, [&] {
         cv::Mat raw(1, (int)length, CV_8UC1, (void *)bytes);

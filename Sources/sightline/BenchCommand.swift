@@ -41,6 +41,7 @@ struct BenchCommand: ParsableCommand {
         let parts = size.split(separator: "x").compactMap { Int($0) }
         guard parts.count == 2 else { throw ValidationError("--size must be WxH") }
         var settings = try options.resolveSettings()
+        OpenCVThreads.set(settings.opencvThreads)
         if let faces {
             let report = try FaceBenchmark(inputPath: faces, width: parts[0], height: parts[1], frames: frames,
                                            modelPath: settings.faceModel).run()

@@ -13,6 +13,7 @@ struct ServeCommand: ParsableCommand {
 
     func run() throws {
         let settings = try options.resolveSettings()
+        OpenCVThreads.set(settings.opencvThreads)
         let logger = try LogSetup.bootstrap(level: settings.logLevel)
         let server: SightlineServer
         do {

@@ -35,6 +35,9 @@ struct SettingsOptions: ParsableArguments {
     @Option(help: "JPEG quality 1-100 (default 80).")
     var quality: Int?
 
+    @Option(help: "Threads for OpenCV's own parallel loops (default 1: each call on its calling thread; more lowers one face pass's latency at a higher total CPU cost).")
+    var opencvThreads: Int?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error.")
     var logLevel: String?
 
@@ -74,6 +77,7 @@ struct SettingsOptions: ParsableArguments {
         if let dataDir { settings.dataDir = dataDir }
         if let webRoot { settings.webRoot = webRoot }
         if let quality { settings.jpegQuality = quality }
+        if let opencvThreads { settings.opencvThreads = opencvThreads }
         if let logLevel { settings.logLevel = logLevel }
         if let debugStageDelayMs { settings.debugStageDelayMs = debugStageDelayMs }
         if noFaces { settings.facesEnabled = false }

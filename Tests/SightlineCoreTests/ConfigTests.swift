@@ -9,7 +9,16 @@ import Testing
         #expect(settings.port == 8080)
         #expect(settings.host == "127.0.0.1")
         #expect(settings.jpegQuality == 80)
+        #expect(settings.opencvThreads == 1)
         try settings.validate()
+    }
+
+    @Test func opencvThreadsComeFromTheConfigAndAreBounded() throws {
+        var settings = ServeSettings()
+        try settings.apply(SightlineConfig.parse("server:\n  opencvThreads: 2\n", origin: "x.yaml"))
+        #expect(settings.opencvThreads == 2)
+        settings.opencvThreads = 0
+        #expect(throws: ConfigError.self) { try settings.validate() }
     }
 
     @Test func unknownKeyIsNamed() {

@@ -35,6 +35,11 @@ typedef struct slcv_image {
 typedef struct slcv_mat slcv_mat;          // owned by the shim
 typedef struct slcv_capture slcv_capture;  // cv::VideoCapture
 
+// How many threads OpenCV's own parallel loops use (cv::setNumThreads; 0 and
+// 1 both run each call on the calling thread), and how many it uses now.
+void slcv_set_threads(int threads);
+int slcv_threads(void);
+
 // Interpolation modes (cv::InterpolationFlags values).
 enum { SLCV_INTER_NEAREST = 0, SLCV_INTER_LINEAR = 1, SLCV_INTER_AREA = 3 };
 

@@ -13,6 +13,9 @@ public struct ServeSettings: Sendable {
     public var cameraFPS = 30.0
     public var demoTemplate = "config/demo-template.png"
     public var jpegQuality = 80
+    /// Threads OpenCV's own parallel loops may use (`OpenCVThreads`); 1 runs
+    /// each call on the thread that makes it.
+    public var opencvThreads = 1
     public var templateThreshold = TemplateMatcher.Options.defaultThreshold
     public var frameScale = TemplateMatcher.Options().frameScale
     /// Level where coarse hits are refined (nil: no refinement; `bench --refine-scale`).
@@ -128,6 +131,7 @@ public struct ServeSettings: Sendable {
         if let v = config.source?.fps { cameraFPS = v }
         if let v = config.demo?.template { demoTemplate = v }
         if let v = config.jpeg?.quality { jpegQuality = v }
+        if let v = config.server?.opencvThreads { opencvThreads = v }
         if let v = config.templates?.threshold { templateThreshold = v }
         if let v = config.templates?.frameScale { frameScale = v }
         if let v = config.templates?.paths { templates = v }
@@ -183,6 +187,9 @@ public struct ServeSettings: Sendable {
     public func validate() throws {
         // 0: any free port, chosen when the server binds and logged ("serving url=...").
         guard (0...65535).contains(port) else { throw ConfigError.invalid("port must be 0-65535 (0: any free port), got \(port)") }
+        guard (1...64).contains(opencvThreads) else {
+            throw ConfigError.invalid("server.opencvThreads must be 1-64, got \(opencvThreads)")
+        }
         guard (1...100).contains(jpegQuality) else { throw ConfigError.invalid("jpeg quality must be 1-100, got \(jpegQuality)") }
         guard (0.0...1.0).contains(templateThreshold) else {
             throw ConfigError.invalid("templates.threshold must be 0-1, got \(templateThreshold)")

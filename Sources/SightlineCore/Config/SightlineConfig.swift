@@ -9,6 +9,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var host: String?
         public var port: Int?
         public var webRoot: String?
+        public var opencvThreads: Int?
     }
 
     public struct Source: Codable, Sendable, Equatable {
@@ -124,7 +125,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
                  "keepalive", "queueLimit", "reconnectMaxSeconds", "statsSeconds", "homeAssistant", "discoveryPrefix"],
         "access": ["view", "allowedOrigins", "allowedHosts", "sessionMinutes"],
         "tls": ["auto", "cert", "key"],
-        "server": ["host", "port", "webRoot"],
+        "server": ["host", "port", "webRoot", "opencvThreads"],
         "source": ["spec", "width", "height", "fps", "offer"],
         "faces": ["enabled", "model", "maxFaces", "detectEvery", "region", "refineLandmarks", "maxRate", "idleRate",
                   "refineEverySeconds", "attributesEverySeconds"],

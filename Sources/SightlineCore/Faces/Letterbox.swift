@@ -2,10 +2,19 @@ import CSightlineOpenCV
 import Foundation
 
 /// How a region of a frame is fitted, aspect ratio kept, into the top-left of
-/// a square network input (the rest black), and how to map back.
+/// a network input whose longer side is `inputSize` and whose shorter side
+/// is the region's, scaled, rounded up to a multiple of 32 (the rest black),
+/// and how to map back. A 640x480 frame goes into 320x256, not 320x320: the
+/// network is fully convolutional, and the padding a square would add costs
+/// a fifth of the pass for nothing.
 struct Letterbox: Equatable {
     var regionX: Int, regionY: Int, regionWidth: Int, regionHeight: Int
     var inputSize: Int
+
+    var inputWidth: Int { Self.roundedUp(scaledWidth) }
+    var inputHeight: Int { Self.roundedUp(scaledHeight) }
+
+    private static func roundedUp(_ side: Int) -> Int { (side + 31) / 32 * 32 }
 
     /// Input pixels per frame pixel.
     var scale: Double { Double(inputSize) / Double(max(regionWidth, regionHeight)) }
@@ -17,8 +26,9 @@ struct Letterbox: Equatable {
         AffineTransform(a: 1 / scale, b: 0, c: Double(regionX), d: 0, e: 1 / scale, f: Double(regionY))
     }
 
-    /// Fills `input` (inputSize², BGR): black, then the region resized into its top-left.
+    /// Fills `input` (inputWidth x inputHeight, BGR): black, then the region resized into its top-left.
     func fill(_ input: ImageBuffer, from frame: ImageBuffer) throws {
+        precondition(input.width == inputWidth && input.height == inputHeight)
         input.bytes.update(repeating: 0, count: input.byteCount)
         let source = frame.cView(x: regionX, y: regionY, width: regionWidth, height: regionHeight)
         let target = input.cView(x: 0, y: 0, width: scaledWidth, height: scaledHeight)

@@ -17,12 +17,20 @@ public struct YuNetDecoder: Sendable {
     /// cls, obj, bbox, kps for stride 8, then 16, then 32.
     public static let outputNames: [String] = strides.flatMap { ["cls_\($0)", "obj_\($0)", "bbox_\($0)", "kps_\($0)"] }
 
-    public var inputSize: Int
+    /// The input's width and height (multiples of 32; the network is fully
+    /// convolutional, so a letterboxed frame need not be padded to a square).
+    public var inputWidth: Int
+    public var inputHeight: Int
     public var scoreThreshold: Double
 
-    public init(inputSize: Int, scoreThreshold: Double) {
-        self.inputSize = inputSize
+    public init(inputWidth: Int, inputHeight: Int, scoreThreshold: Double) {
+        self.inputWidth = inputWidth
+        self.inputHeight = inputHeight
         self.scoreThreshold = scoreThreshold
+    }
+
+    public init(inputSize: Int, scoreThreshold: Double) {
+        self.init(inputWidth: inputSize, inputHeight: inputSize, scoreThreshold: scoreThreshold)
     }
 
     /// Float count of each output (same order as `outputNames`).
@@ -33,7 +41,7 @@ public struct YuNetDecoder: Sendable {
         }
     }
 
-    func cellCount(_ stride: Int) -> Int { (inputSize / stride) * (inputSize / stride) }
+    func cellCount(_ stride: Int) -> Int { (inputWidth / stride) * (inputHeight / stride) }
 
     /// Faces above the threshold, before NMS, in input pixels.
     public func decode(_ outputs: [UnsafeBufferPointer<Float>]) -> [FaceObservation] {
@@ -49,7 +57,7 @@ public struct YuNetDecoder: Sendable {
 
     private func decodeLevel(stride: Int, cls: UnsafeBufferPointer<Float>, obj: UnsafeBufferPointer<Float>,
                              bbox: UnsafeBufferPointer<Float>, kps: UnsafeBufferPointer<Float>) -> [FaceObservation] {
-        let columns = inputSize / stride
+        let columns = inputWidth / stride
         let cells = min(cellCount(stride), cls.count, obj.count, bbox.count / Self.boxValues,
                         kps.count / Self.landmarkValues)
         var faces: [FaceObservation] = []

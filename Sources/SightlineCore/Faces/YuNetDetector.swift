@@ -3,8 +3,9 @@ import Foundation
 
 /// Face detection with the YuNet 2023mar ONNX model through cv::dnn.
 ///
-/// The frame (or its region of interest) is letterboxed into the model's
-/// fixed square input (320 or 640, read from the model file), the 12 outputs
+/// The frame (or its region of interest) is letterboxed into an input whose
+/// longer side is the model's size (320 or 640, read from the model file) and
+/// whose shorter side is only as long as the frame needs (`Letterbox`); the 12 outputs
 /// are decoded in Swift (`YuNetDecoder`), suppressed (NMS) and mapped back to
 /// frame pixels. An optional second pass (`LandmarkRefiner`) re-reads the
 /// landmarks on an upright, upscaled crop of each face for accurate roll.
@@ -63,7 +64,8 @@ public final class YuNetDetector: FaceDetector {
 
     private let network: YuNetNetwork
     let refiner: LandmarkRefiner
-    private let input: ImageBuffer
+    /// The network input of the last pass, made again when the frame's shape changes.
+    private var input: ImageBuffer
     private let attributes: FaceAttributeReader?
     /// The faces of the last pass and when each was last refined, and last
     /// read for attributes (monotonic seconds).
@@ -165,6 +167,9 @@ public final class YuNetDetector: FaceDetector {
                             limit: Int) throws -> [FaceObservation] {
         let letterbox = Letterbox(regionX: region.x, regionY: region.y, regionWidth: region.w,
                                   regionHeight: region.h, inputSize: network.inputSize)
+        if input.width != letterbox.inputWidth || input.height != letterbox.inputHeight {
+            input = ImageBuffer(width: letterbox.inputWidth, height: letterbox.inputHeight, channels: 3)
+        }
         try letterbox.fill(input, from: frame)
         let raw = try network.run(input, scoreThreshold: options.scoreThreshold)
         let faces = FaceGeometry.suppressed(raw, iouThreshold: options.nmsThreshold, limit: limit)

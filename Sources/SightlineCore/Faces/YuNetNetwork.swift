@@ -12,7 +12,8 @@ final class YuNetNetwork {
 
     let inputSize: Int
     private let handle: OpaquePointer
-    private var buffers: [Int: [UnsafeMutableBufferPointer<Float>]] = [:]
+    /// Output buffers per input shape (width, height).
+    private var buffers: [[Int]: [UnsafeMutableBufferPointer<Float>]] = [:]
 
     init(modelPath: String) throws {
         guard FileManager.default.isReadableFile(atPath: modelPath) else {
@@ -30,10 +31,10 @@ final class YuNetNetwork {
         for list in buffers.values { list.forEach { $0.deallocate() } }
     }
 
-    /// Faces (before NMS) in a square BGR input of any multiple-of-32 size.
+    /// Faces (before NMS) in a BGR input whose sides are multiples of 32.
     func run(_ input: ImageBuffer, scoreThreshold: Double) throws -> [FaceObservation] {
-        precondition(input.width == input.height && input.channels == 3)
-        let decoder = YuNetDecoder(inputSize: input.width, scoreThreshold: scoreThreshold)
+        precondition(input.channels == 3 && input.width % 32 == 0 && input.height % 32 == 0)
+        let decoder = YuNetDecoder(inputWidth: input.width, inputHeight: input.height, scoreThreshold: scoreThreshold)
         let outputs = buffers(for: decoder)
         var lengths = [Int32](repeating: 0, count: outputs.count)
         let capacities = decoder.outputCapacities.map { Int32($0) }
@@ -48,13 +49,14 @@ final class YuNetNetwork {
     }
 
     private func buffers(for decoder: YuNetDecoder) -> [UnsafeMutableBufferPointer<Float>] {
-        if let existing = buffers[decoder.inputSize] { return existing }
+        let shape = [decoder.inputWidth, decoder.inputHeight]
+        if let existing = buffers[shape] { return existing }
         let made = decoder.outputCapacities.map { capacity -> UnsafeMutableBufferPointer<Float> in
             let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: capacity)
             buffer.initialize(repeating: 0)
             return buffer
         }
-        buffers[decoder.inputSize] = made
+        buffers[shape] = made
         return made
     }
 }

@@ -70,6 +70,33 @@ struct FaceGeometryTests {
         #expect(face.landmarks?.mouthLeft == PixelPoint(x: 48, y: 32))
     }
 
+    @Test("a wide input's anchors are read row by row of its own width")
+    func decoderOnAWideInput() {
+        let decoder = YuNetDecoder(inputWidth: 96, inputHeight: 64, scoreThreshold: 0.5)
+        #expect(decoder.outputCapacities[0] == 12 * 8 && decoder.outputCapacities[4] == 6 * 4)
+        var outputs = decoder.outputCapacities.map { [Float](repeating: 0, count: $0) }
+        // Stride 16: a 6x4 grid; anchor at row 2, column 5 (index 17).
+        let index = 17
+        outputs[4][index] = 1; outputs[5][index] = 1
+        outputs[6].replaceSubrange(index * 4..<index * 4 + 4, with: [0.5, 0.5, 0, 0])
+        let faces = outputs.map { Array($0) }.withUnsafeBufferPointers { decoder.decode($0) }
+        #expect(faces.count == 1)
+        // centre (5.5, 2.5) * 16 = (88, 40), size 16 x 16.
+        #expect(abs(faces[0].box.x - 80) < 1e-6 && abs(faces[0].box.y - 32) < 1e-6)
+    }
+
+    @Test("a letterbox pads the short side only to a multiple of 32 and maps back to the frame")
+    func letterboxShapes() {
+        let wide = Letterbox(regionX: 0, regionY: 0, regionWidth: 640, regionHeight: 480, inputSize: 320)
+        #expect(wide.inputWidth == 320 && wide.inputHeight == 256 && wide.scaledHeight == 240)
+        let tall = Letterbox(regionX: 100, regionY: 50, regionWidth: 360, regionHeight: 640, inputSize: 320)
+        #expect(tall.inputWidth == 192 && tall.inputHeight == 320)
+        let p = tall.toFrame.apply(PixelPoint(x: 90, y: 160))
+        #expect(abs(p.x - 280) < 1e-9 && abs(p.y - 370) < 1e-9)
+        let square = Letterbox(regionX: 0, regionY: 0, regionWidth: 100, regionHeight: 100, inputSize: 320)
+        #expect(square.inputWidth == 320 && square.inputHeight == 320)
+    }
+
     @Test("the ONNX reader finds the models' fixed input sizes")
     func onnxInput() throws {
         let small = try FaceTestData.modelPath(FaceTestData.model320)
