@@ -4,10 +4,14 @@
 Examples:
   scripts/loadtest.py --spawn                       # start .build/release/sightline with demo
   scripts/loadtest.py --url http://127.0.0.1:8080 --clients 10 --seconds 60
+  scripts/make-face-pan.py /tmp/pan.avi && scripts/loadtest.py --spawn --source file:/tmp/pan.avi \
+      --truth /tmp/pan.truth.json --server-arg=--template=config/demo-template.png
 
 Prints one JSON summary on stdout (progress on stderr). Loopback only; bounded in clients
 and time. Latency is receipt time of a frame's JPEG minus its capturedAt, which is only
-meaningful with the server on this machine (same clock).
+meaningful with the server on this machine (same clock). With --truth (a video made by
+scripts/make-face-pan.py), the first client also reads each frame's code from its JPEG and
+scores the face boxes it received against that frame's ground truth (IoU >= 0.4).
 Needs: pip install websockets  (see Tests/requirements.txt)
 """
 
@@ -94,6 +98,60 @@ class Client:
         self.first = None
         self.last = None
         self.last_seq = None
+        self.face_frames = 0     # frames scored against --truth (client 0 only)
+        self.faces_visible = 0
+        self.faces_found = 0
+        self.frames_all_found = 0
+        self.face_log = []       # (frame index, faces visible, faces found) per scored frame
+
+
+TRUTH = None  # frames of face boxes from --truth, indexed by the frame code
+TRUTH_FPS = 25
+
+
+def iou(a, b):
+    w = min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])
+    h = min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1])
+    inter = max(0.0, w) * max(0.0, h)
+    union = a[2] * a[3] + b[2] * b[3] - inter
+    return inter / union if union > 0 else 0.0
+
+
+def score_faces(c: "Client", meta: dict, jpeg: bytes) -> None:
+    """Matches the frame's face boxes against its ground truth (greedy, IoU >= 0.4)."""
+    import io
+    from PIL import Image
+    sys.path.insert(0, str(REPO / "scripts"))
+    import importlib
+    pan = importlib.import_module("make-face-pan")
+    index = pan.read_code(Image.open(io.BytesIO(jpeg)))
+    truth = TRUTH[index % len(TRUTH)]
+    boxes = [[d["box"][k] for k in ("x", "y", "w", "h")] for d in meta.get("detections", []) if d.get("kind") == "face"]
+    found = 0
+    for t in truth:
+        best = max(range(len(boxes)), key=lambda i: iou(boxes[i], t), default=None)
+        if best is not None and iou(boxes[best], t) >= 0.4:
+            found += 1
+            boxes.pop(best)
+    c.face_frames += 1
+    c.faces_visible += len(truth)
+    c.faces_found += found
+    c.frames_all_found += found == len(truth)
+    c.face_log.append((index % len(TRUTH), len(truth), found))
+
+
+def appear_delays(log, fps):
+    """Seconds from the first received frame that shows faces after one that showed none
+    to the first frame with a face boxed, per appearance."""
+    delays, onset, previous_visible = [], None, None
+    for index, visible, found in log:
+        if visible and previous_visible == 0:
+            onset = index
+        if onset is not None and found:
+            delays.append(round(((index - onset) % len(TRUTH)) / fps, 2))
+            onset = None
+        previous_visible = visible
+    return delays
 
 
 async def run_client(c: Client, ws_url: str, t_start: float, t_end: float) -> None:
@@ -142,6 +200,8 @@ async def run_client(c: Client, ws_url: str, t_start: float, t_end: float) -> No
                 c.bytes += len(msg)
                 c.first = c.first or now
                 c.last = now
+                if TRUTH is not None and c.index == 0:
+                    score_faces(c, meta, msg)
                 cap = meta.get("capturedAt")
                 if isinstance(cap, (int, float)):
                     c.latencies.append(now - cap)
@@ -258,6 +318,7 @@ def main():
     ap.add_argument("--bin", default=os.environ.get("SIGHTLINE_BIN", str(REPO / ".build/release/sightline")))
     ap.add_argument("--source", default="demo", help="source for --spawn")
     ap.add_argument("--tls", action="store_true", help="with --spawn: HTTPS/WSS with a self-signed certificate (tls: auto)")
+    ap.add_argument("--truth", type=Path, help="ground truth of a video made by scripts/make-face-pan.py")
     ap.add_argument("--server-arg", action="append", default=[],
                     help="extra argument for the spawned server (repeatable), e.g. --server-arg=--quality=70")
     args = ap.parse_args()
@@ -266,6 +327,11 @@ def main():
     if not 1 <= args.seconds <= MAX_SECONDS:
         ap.error(f"--seconds must be 1..{MAX_SECONDS}")
     args.warmup = min(max(args.warmup, 0.0), 30.0)
+    if args.truth:
+        global TRUTH
+        global TRUTH_FPS
+        loaded = json.loads(args.truth.read_text())
+        TRUTH, TRUTH_FPS = loaded["frames"], loaded["fps"]
 
     proc = None
     stderr_log = None
@@ -325,6 +391,14 @@ def main():
         },
         "errors": sum(len(c.errors) for c in clients),
     }
+    if TRUTH is not None:
+        c = clients[0]
+        summary["faces"] = {
+            "framesScored": c.face_frames, "visible": c.faces_visible, "found": c.faces_found,
+            "foundShare": round(c.faces_found / c.faces_visible, 3) if c.faces_visible else None,
+            "framesWithEveryFace": round(c.frames_all_found / c.face_frames, 3) if c.face_frames else None,
+            "appearDelaysS": appear_delays(c.face_log, TRUTH_FPS),
+        }
     if proc:
         summary["server"]["rssMiB"] = {
             "start": round(rss[0], 1) if rss else None,
