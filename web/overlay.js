@@ -112,8 +112,12 @@ export class Overlay {
     ctx.drawImage(bitmap, fit.offsetX, fit.offsetY, fit.width, fit.height);
 
     const rects = [];
+    const truthRects = [];
     if (this.options.groundTruth) {
-      for (const truth of meta.groundTruth || []) this.#drawGroundTruth(truth, fit);
+      for (const truth of meta.groundTruth || []) {
+        const drawn = this.#drawGroundTruth(truth, fit);
+        if (drawn) truthRects.push(Object.freeze(drawn));
+      }
     }
     for (const det of meta.detections || []) {
       if (!det || !det.box) continue;
@@ -125,6 +129,7 @@ export class Overlay {
       height: srcH,
       detections: meta.detections || [],
       groundTruth: meta.groundTruth || [],
+      truthRects: Object.freeze(truthRects),
       canvas: Object.freeze({ width: canvas.width, height: canvas.height, dpr: this.dpr }),
       fit: Object.freeze(fit),
       rects: Object.freeze(rects.map((rect) => Object.freeze(rect))),
@@ -226,16 +231,22 @@ export class Overlay {
     ctx.restore();
   }
 
+  /** A truth box, turned by its roll when it has one (the demo's face). */
   #drawGroundTruth(truth, fit) {
-    if (!truth || !truth.box) return;
+    if (!truth || !truth.box) return null;
     const { ctx } = this;
     const rect = boxToCanvas(truth.box, fit);
+    const roll = Number.isFinite(truth.roll) ? truth.roll : 0;
+    const [cx, cy] = rectCenter(rect);
     ctx.save();
+    ctx.translate(cx, cy);
+    ctx.rotate(degreesToRadians(roll));
     ctx.strokeStyle = COLORS.groundTruth;
     ctx.lineWidth = this.#px(CUE_LINE_WIDTH_PX);
     ctx.setLineDash(GROUND_TRUTH_DASH_PX.map((d) => this.#px(d)));
-    ctx.strokeRect(rect.x, rect.y, rect.w, rect.h);
+    ctx.strokeRect(-rect.w / 2, -rect.h / 2, rect.w, rect.h);
     ctx.restore();
+    return { label: truth.label, ...rect, roll, corners: rotatedCorners(rect, roll) };
   }
 
   #drawLabel(text, bounds, color) {

@@ -18,7 +18,9 @@ const drawn = window.sightline && window.sightline.lastDrawn;
 if (!drawn) return null;
 const truth = drawn.groundTruth.find((t) => t.label === 'face');
 const face = drawn.rects.find((r) => r.kind === 'face');
-return {seq: drawn.seq, truth: truth ? truth.roll : null, corners: face ? face.corners : null};
+const truthDrawn = (drawn.truthRects || []).find((t) => t.label === 'face');
+return {seq: drawn.seq, truth: truth ? truth.roll : null, corners: face ? face.corners : null,
+        truthCorners: truthDrawn ? truthDrawn.corners : null};
 """
 
 
@@ -29,13 +31,18 @@ def test_the_demo_face_box_turns_with_the_face(driver):
     server = SightlineServer(server_binary(), source="demo?fps=10").start()
     try:
         open_page(driver, server.url, 1200, 900)
+        driver.execute_script("document.querySelector('#toggle-ground-truth').click()")
         samples = {}
+        truth_drawn = []
         deadline = time.monotonic() + 12      # most of a 14 s cycle, which turns through ±35°
         while time.monotonic() < deadline:
             sample = driver.execute_script(SAMPLE_JS)
             if sample and sample["truth"] is not None and sample["corners"]:
                 (ax, ay), (bx, by) = sample["corners"][0], sample["corners"][1]
                 samples[sample["seq"]] = (sample["truth"], math.degrees(math.atan2(by - ay, bx - ax)))
+            if sample and sample["truth"] is not None and sample["truthCorners"]:
+                (ax, ay), (bx, by) = sample["truthCorners"][0], sample["truthCorners"][1]
+                truth_drawn.append((sample["truth"], math.degrees(math.atan2(by - ay, bx - ax))))
             time.sleep(0.1)
         assert len(samples) >= 20, f"only {len(samples)} frames with a face and its truth were drawn"
         truths = [truth for truth, _ in samples.values()]
@@ -44,6 +51,9 @@ def test_the_demo_face_box_turns_with_the_face(driver):
                if abs((angle - truth + 180) % 360 - 180) > TOLERANCE_DEG}
         assert len(off) <= 0.1 * len(samples), f"{len(off)} of {len(samples)} drawn boxes off the roll by more " \
                                                f"than {TOLERANCE_DEG}°: {sorted(off.items())[:10]}"
+        # The ground-truth view (key g) draws the truth box turned by the truth's roll.
+        assert len(truth_drawn) >= 20, f"only {len(truth_drawn)} truth boxes drawn"
+        assert all(abs((angle - truth + 180) % 360 - 180) < 0.5 for truth, angle in truth_drawn), truth_drawn[:5]
         assert severe_console_entries(driver) == []
     finally:
         server.stop()

@@ -34,6 +34,12 @@ public final class YuNetDetector: FaceDetector {
         /// the roll by its rate. New faces get the full second pass at once.
         /// 0 refines every face fully on every pass (still photos).
         public var refineEverySeconds = 0.0
+        /// A tracked face whose tracked roll is within `steadyRollDegrees` of
+        /// its last reading (a head that is not turning: most faces, most of
+        /// the time) waits this many times `refineEverySeconds` instead; a
+        /// turn of that many degrees makes it due at once.
+        public var steadyRefineFactor = 5.0
+        public var steadyRollDegrees = 1.5
         /// When nothing is found, look again on copies turned by these angles
         /// (for strongly tilted faces). Costs one pass per angle on empty frames,
         /// so live pipelines leave it empty.
@@ -67,9 +73,10 @@ public final class YuNetDetector: FaceDetector {
     /// The network input of the last pass, made again when the frame's shape changes.
     private var input: ImageBuffer
     private let attributes: FaceAttributeReader?
-    /// The faces of the last pass and when each was last refined, and last
-    /// read for attributes (monotonic seconds).
-    private var refined: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double)] = []
+    /// The faces of the last pass, when each was last refined (monotonic
+    /// seconds) and its tracked roll then; and when each was last read for
+    /// attributes, with that reading.
+    private var refined: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double, roll: Double?)] = []
     /// Faces read for attributes under live pacing (for tests).
     private(set) var attributeReads = 0
     private var attributed: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double, smile: Double?,
@@ -100,23 +107,23 @@ public final class YuNetDetector: FaceDetector {
         var unrefined = Set<Int>()
         if options.refineLandmarks {
             let now = Double(MonotonicClock.nanos()) / 1e9
-            var records: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double)] = []
+            var records: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double, roll: Double?)] = []
             for (index, face) in faces.enumerated() {
                 let hint = Self.overlapping(face.box, in: hints.filter { $0.roll != nil }, box: { $0.box })?.roll
                 let last = Self.overlapping(face.box, in: refined, box: { $0.box })
                 if options.refineEverySeconds > 0, let hint {
                     // Passes come on frame times, a little early or late: a pass
                     // due within a fifth of the interval counts as due.
-                    if let last, now - last.at < options.refineEverySeconds * 0.8 {
+                    if let last, now - last.at < refineInterval(last: last.roll, tracked: hint) * 0.8 {
                         unrefined.insert(index)
-                        records.append((face.box, last.at))
+                        records.append((face.box, last.at, last.roll))
                     } else {
                         faces[index] = try refiner.refineFromTrack(face, in: frame, trackedRoll: hint)
-                        records.append((faces[index].box, now))
+                        records.append((faces[index].box, now, hint))
                     }
                 } else {
                     faces[index] = try refiner.refine(face, in: frame, startRoll: hint)
-                    records.append((faces[index].box, now))
+                    records.append((faces[index].box, now, hint ?? FaceGeometry.withPose(faces[index]).roll))
                 }
             }
             refined = records
@@ -144,6 +151,17 @@ public final class YuNetDetector: FaceDetector {
         }
         attributed = records
         return faces
+    }
+
+    /// How long a tracked face's landmarks stand: `refineEverySeconds`, or
+    /// `steadyRefineFactor` times that while its tracked roll has not moved
+    /// `steadyRollDegrees` since the last reading (`last`: the tracked roll
+    /// then; the track's own movement, not the reading's noise, decides).
+    func refineInterval(last: Double?, tracked: Double) -> Double {
+        guard let last, abs(FaceGeometry.normalizedDegrees(tracked - last)) < options.steadyRollDegrees else {
+            return options.refineEverySeconds
+        }
+        return options.refineEverySeconds * options.steadyRefineFactor
     }
 
     /// The item whose box overlaps `target` most, if by at least `hintOverlap` IoU.

@@ -91,6 +91,19 @@ struct YuNetDetectorTests {
         #expect(detector.refiner.forwardPasses > before)
     }
 
+    @Test("live pacing: a face whose tracked roll stands still is re-read less often; one that turns, at its own pace")
+    func steadyFacesAreRefinedLessOften() throws {
+        var options = YuNetDetector.Options()
+        options.refineEverySeconds = 0.1
+        options.steadyRefineFactor = 5
+        options.steadyRollDegrees = 1.5
+        let detector = try Self.detector(options)
+        #expect(detector.refineInterval(last: 10, tracked: 10.5) == 0.5)
+        #expect(detector.refineInterval(last: 10, tracked: 12) == 0.1)
+        #expect(detector.refineInterval(last: 179.5, tracked: -179.5) == 0.5, "across ±180°")
+        #expect(detector.refineInterval(last: nil, tracked: 3) == 0.1)
+    }
+
     @Test("live pacing: a face read for smile and eyes moments ago carries that reading instead of a new one")
     func attributePacing() throws {
         var options = YuNetDetector.Options()
