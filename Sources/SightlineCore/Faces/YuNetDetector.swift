@@ -76,7 +76,7 @@ public final class YuNetDetector: FaceDetector {
     /// The faces of the last pass, when each was last refined (monotonic
     /// seconds) and its tracked roll then; and when each was last read for
     /// attributes, with that reading.
-    private var refined: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double, roll: Double?)] = []
+    private var refined: [RefineRecord] = []
     /// Faces read for attributes under live pacing (for tests).
     private(set) var attributeReads = 0
     private var attributed: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double, smile: Double?,
@@ -107,23 +107,28 @@ public final class YuNetDetector: FaceDetector {
         var unrefined = Set<Int>()
         if options.refineLandmarks {
             let now = Double(MonotonicClock.nanos()) / 1e9
-            var records: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double, roll: Double?)] = []
+            var records: [RefineRecord] = []
             for (index, face) in faces.enumerated() {
                 let hint = Self.overlapping(face.box, in: hints.filter { $0.roll != nil }, box: { $0.box })?.roll
                 let last = Self.overlapping(face.box, in: refined, box: { $0.box })
                 if options.refineEverySeconds > 0, let hint {
                     // Passes come on frame times, a little early or late: a pass
                     // due within a fifth of the interval counts as due.
-                    if let last, now - last.at < refineInterval(last: last.roll, tracked: hint) * 0.8 {
+                    if let last, now - last.at < refineInterval(last, tracked: hint) * 0.8 {
                         unrefined.insert(index)
-                        records.append((face.box, last.at, last.roll))
+                        var carried = last
+                        carried.box = face.box
+                        records.append(carried)
                     } else {
                         faces[index] = try refiner.refineFromTrack(face, in: frame, trackedRoll: hint)
-                        records.append((faces[index].box, now, hint))
+                        records.append(RefineRecord(box: faces[index].box, at: now, tracked: hint,
+                                                    reading: FaceGeometry.withPose(faces[index]).roll,
+                                                    previousReading: last?.reading))
                     }
                 } else {
                     faces[index] = try refiner.refine(face, in: frame, startRoll: hint)
-                    records.append((faces[index].box, now, hint ?? FaceGeometry.withPose(faces[index]).roll))
+                    records.append(RefineRecord(box: faces[index].box, at: now, tracked: hint,
+                                                reading: FaceGeometry.withPose(faces[index]).roll, previousReading: nil))
                 }
             }
             refined = records
@@ -153,15 +158,33 @@ public final class YuNetDetector: FaceDetector {
         return faces
     }
 
+    /// One face's last landmark reading under live pacing.
+    struct RefineRecord {
+        var box: (x: Double, y: Double, w: Double, h: Double)
+        /// When it was read (monotonic seconds).
+        var at: Double
+        /// The tracked roll then (nil for a face new to the tracker), the
+        /// roll read, and the reading before it (nil when it was the first).
+        var tracked: Double?
+        var reading: Double?
+        var previousReading: Double?
+    }
+
     /// How long a tracked face's landmarks stand: `refineEverySeconds`, or
-    /// `steadyRefineFactor` times that while its tracked roll has not moved
-    /// `steadyRollDegrees` since the last reading (`last`: the tracked roll
-    /// then; the track's own movement, not the reading's noise, decides).
-    func refineInterval(last: Double?, tracked: Double) -> Double {
-        guard let last, abs(FaceGeometry.normalizedDegrees(tracked - last)) < options.steadyRollDegrees else {
-            return options.refineEverySeconds
+    /// `steadyRefineFactor` times that for a face seen to hold still. Steady
+    /// takes evidence from the readings, not only from the tracker (whose
+    /// roll rate is near 0 at a turning head's extreme, and unknown for a new
+    /// track): the last two readings agree, the track agreed with the last
+    /// one, and the tracked roll has not moved since, each within
+    /// `steadyRollDegrees`.
+    func refineInterval(_ last: RefineRecord, tracked: Double) -> Double {
+        func near(_ a: Double?, _ b: Double?) -> Bool {
+            guard let a, let b else { return false }
+            return abs(FaceGeometry.normalizedDegrees(a - b)) < options.steadyRollDegrees
         }
-        return options.refineEverySeconds * options.steadyRefineFactor
+        let steady = near(last.reading, last.previousReading) && near(last.reading, last.tracked)
+            && near(tracked, last.tracked)
+        return steady ? options.refineEverySeconds * options.steadyRefineFactor : options.refineEverySeconds
     }
 
     /// The item whose box overlaps `target` most, if by at least `hintOverlap` IoU.

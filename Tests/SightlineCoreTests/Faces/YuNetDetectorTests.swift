@@ -98,10 +98,21 @@ struct YuNetDetectorTests {
         options.steadyRefineFactor = 5
         options.steadyRollDegrees = 1.5
         let detector = try Self.detector(options)
-        #expect(detector.refineInterval(last: 10, tracked: 10.5) == 0.5)
-        #expect(detector.refineInterval(last: 10, tracked: 12) == 0.1)
-        #expect(detector.refineInterval(last: 179.5, tracked: -179.5) == 0.5, "across ±180°")
-        #expect(detector.refineInterval(last: nil, tracked: 3) == 0.1)
+        typealias R = YuNetDetector.RefineRecord
+        func record(tracked: Double?, reading: Double?, previous: Double?) -> R {
+            R(box: (0, 0, 10, 10), at: 0, tracked: tracked, reading: reading, previousReading: previous)
+        }
+        let still = record(tracked: 10, reading: 10.4, previous: 9.8)
+        #expect(detector.refineInterval(still, tracked: 10.5) == 0.5, "readings agree, the track agrees and stands")
+        #expect(detector.refineInterval(still, tracked: 12) == 0.1, "the track moved since")
+        #expect(detector.refineInterval(record(tracked: 10, reading: 10.4, previous: 7), tracked: 10) == 0.1,
+                "the head turned between the last two readings")
+        #expect(detector.refineInterval(record(tracked: 12, reading: 10, previous: 10), tracked: 12) == 0.1,
+                "the last reading corrected the track")
+        #expect(detector.refineInterval(record(tracked: 10, reading: 10, previous: nil), tracked: 10) == 0.1,
+                "one reading says nothing about turning")
+        #expect(detector.refineInterval(record(tracked: 179.5, reading: -179.8, previous: 179.9), tracked: -179.5) == 0.5,
+                "across ±180°")
     }
 
     @Test("live pacing: a face read for smile and eyes moments ago carries that reading instead of a new one")
