@@ -45,10 +45,8 @@ public final class RequestWorker: Sendable {
 
     /// Runs the next job: nil when none waits, .some(nil) when stopped. The
     /// answer is delivered by the caller, after this returns, so the job and
-    /// the request it holds are gone before the client can see the answer (a
-    /// finished exchange leaves nothing behind; LeakSanitizer in `make fuzz`
-    /// reported the body of a request whose answer was out while the job
-    /// still held it).
+    /// the request it holds are gone before the client can see the answer
+    /// (a finished exchange holds no request body in memory).
     private func runNext() -> (response: HTTPResponse, deliver: @Sendable (HTTPResponse) -> Void)?? {
         let next = queue.withLock { state -> Job?? in
             if state.stopped && state.jobs.isEmpty { return .some(nil) }
