@@ -33,7 +33,9 @@ let server: StreamServer = {
 /// Sends `bytes`, half-closes, and reads until the server closes or `seconds` pass.
 /// libFuzzer's `-timeout` watchdog is a SIGALRM every second, so a socket call may
 /// return EINTR: each one is retried (without that, about one check in a few
-/// thousand read an empty answer and reported a server that was fine).
+/// thousand read an empty answer and reported a server that was fine), a read only
+/// while `seconds` have not passed since the last bytes came (a retried read would
+/// otherwise restart its own timeout at every alarm and never give up).
 func exchange(_ bytes: [UInt8], seconds: Int = 1) -> [UInt8] {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { fatalError("no socket") }
@@ -72,11 +74,13 @@ func exchange(_ bytes: [UInt8], seconds: Int = 1) -> [UInt8] {
     shutdown(fd, Int32(SHUT_WR))
     var answer: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)
+    var lastBytes = Date()
     while answer.count < 1 << 20 {
         let got = recv(fd, &buffer, buffer.count, 0)
-        if got < 0 && errno == EINTR { continue }
+        if got < 0 && errno == EINTR && Date().timeIntervalSince(lastBytes) < Double(seconds) { continue }
         if got <= 0 { break }
         answer += buffer[0..<got]
+        lastBytes = Date()
     }
     return answer
 }
