@@ -34,10 +34,10 @@ public final class YuNetDetector: FaceDetector {
         /// the roll by its rate. New faces get the full second pass at once.
         /// 0 refines every face fully on every pass (still photos).
         public var refineEverySeconds = 0.0
-        /// A tracked face whose tracked roll is within `steadyRollDegrees` of
-        /// its last reading (a head that is not turning: most faces, most of
-        /// the time) waits this many times `refineEverySeconds` instead; a
-        /// turn of that many degrees makes it due at once.
+        /// A tracked face seen to hold still (see `refineInterval`: its last
+        /// two readings, the track at the last one and the track now all
+        /// within `steadyRollDegrees`; most faces, most of the time) waits
+        /// this many times `refineEverySeconds` instead.
         public var steadyRefineFactor = 5.0
         public var steadyRollDegrees = 1.5
         /// When nothing is found, look again on copies turned by these angles
@@ -73,9 +73,8 @@ public final class YuNetDetector: FaceDetector {
     /// The network input of the last pass, made again when the frame's shape changes.
     private var input: ImageBuffer
     private let attributes: FaceAttributeReader?
-    /// The faces of the last pass, when each was last refined (monotonic
-    /// seconds) and its tracked roll then; and when each was last read for
-    /// attributes, with that reading.
+    /// The faces of the last pass with their last landmark reading (below,
+    /// `attributed`: their last smile and eyes reading).
     private var refined: [RefineRecord] = []
     /// Faces read for attributes under live pacing (for tests).
     private(set) var attributeReads = 0
