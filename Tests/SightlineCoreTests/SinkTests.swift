@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 import Testing
 @testable import SightlineCore
@@ -137,5 +138,41 @@ final class StuckConsumer: FrameConsumer {
         #expect(json["jpegBytes"] as? Int == 3)
         #expect((json["detections"] as? [[String: Any]])?.first?["label"] as? String == "logo")
         #expect(sink.counts.delivered == 2)
+    }
+
+    @Test func theWatchdogNeedsFramesAndAResponsiveServiceThread() {
+        let sink = WatchdogSink(interval: nil)
+        #expect(!sink.healthy(within: 60))
+        sink.deliver(ProcessedFrame(seq: 1, capturedAt: 1, capturedNanos: 0, width: 4, height: 4, jpeg: Data([1]),
+                                    detections: []))
+        #expect(sink.healthy(within: 60))
+        let serviceAnswers = Mutex(true)
+        sink.alsoRequire { _ in serviceAnswers.withLock { $0 } }
+        #expect(sink.healthy(within: 60))
+        serviceAnswers.withLock { $0 = false }
+        #expect(!sink.healthy(within: 60))
+    }
+
+    @Test func aStreamServerIsResponsiveWhileItsServiceThreadWakes() throws {
+        var options = StreamServer.Options()
+        options.host = "127.0.0.1"
+        options.port = 0
+        let auth = AuthGuard.testing()
+        let server = StreamServer(options: options, frames: LatestFrameSlot(), stats: PipelineStats(),
+                                  logger: Logger(label: "test"),
+                                  router: Router(routes: [], authorize: { auth.refusal(for: $0, needs: $1) }))
+        try server.start()
+        server.wake()
+        var waited = 0
+        while !server.serviceResponsive(within: 60) && waited < 500 {
+            Thread.sleep(forTimeInterval: 0.01)
+            waited += 1
+        }
+        #expect(server.serviceResponsive(within: 60))
+        // A service thread that no longer runs (here: stopped) stops counting as responsive.
+        server.stop()
+        server.wake()
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(!server.serviceResponsive(within: 0.2))
     }
 }

@@ -37,15 +37,18 @@ public final class SightlineServer: Sendable {
         let stats = PipelineStats()
         let stream = StreamSink(stats: stats)
         let events = settings.events.enabled ? try EventServices(settings: settings, stats: stats, logger: logger) : nil
-        let camera = try assembly.build(stats: stats, sinks: [stream, WatchdogSink()] + (events.map { [$0.sink] } ?? []))
+        let watchdog = WatchdogSink()
+        let camera = try assembly.build(stats: stats, sinks: [stream, watchdog] + (events.map { [$0.sink] } ?? []))
         events?.watch(templates: camera.templates, faces: camera.faceService)
         self.events = events
         self.camera = camera
         self.stream = stream
         let tls = try Self.tlsFiles(settings: settings, logger: logger)
-        server = Self.makeServer(settings: settings, camera: camera, stream: stream, tokens: tokens, tls: tls,
-                                 startedAt: startedAt, events: events?.api(namer: Self.eventNamer(events, camera, settings, logger)),
-                                 logger: logger)
+        let server = Self.makeServer(settings: settings, camera: camera, stream: stream, tokens: tokens, tls: tls,
+                                     startedAt: startedAt, events: events?.api(namer: Self.eventNamer(events, camera, settings, logger)),
+                                     logger: logger)
+        self.server = server
+        watchdog.alsoRequire { seconds in server.serviceResponsive(within: seconds) }
     }
 
     /// Naming from face events uses a second detector of the same kind, made on first use.

@@ -11,6 +11,9 @@ final class Connection {
     let id: UInt64
     /// The HTTP request being received (until its body is complete).
     var request: HTTPRequest?
+    /// libwebsockets reported this exchange's body complete (see
+    /// LWS_CALLBACK_HTTP_BODY_COMPLETION in StreamServer).
+    var bodyCompleted = false
     /// Body bytes received so far for `request`.
     var bodyBytes = 0
     /// A form body being parsed by lws_spa as it arrives.
@@ -53,6 +56,7 @@ final class Connection {
     /// Ready for the next HTTP request on a kept-alive connection.
     func resetExchange() {
         request = nil
+        bodyCompleted = false
         bodyBytes = 0
         form = nil
         awaitingWorker = false

@@ -63,6 +63,8 @@ public final class StreamServer: @unchecked Sendable {
     private let control = Mutex(Control())
     /// Answers from the worker, by connection id, for the service thread to send.
     private let completed = Mutex<[(id: UInt64, response: HTTPResponse)]>([])
+    /// When the service thread last woke for a frame or an answer (written there, read by the watchdog).
+    private let serviceWokeNanos = Atomic<UInt64>(0)
     /// Set by `reloadCertificate` (any thread), acted on by the service thread.
     private let reloadRequested = Mutex(false)
 
@@ -99,7 +101,10 @@ public final class StreamServer: @unchecked Sendable {
     /// Main thread (once): binds, starts the worker and the service thread.
     /// Throws when the port cannot be bound.
     public func start() throws {
-        sl_lws_set_logging(Int32(LLL_ERR), lwsLogEntry)
+        // SIGHTLINE_LWS_LOG: libwebsockets' log levels as its bit mask (1 error, 2 warn,
+        // 4 notice, 8 info), for diagnosing a connection; errors only by default.
+        let lwsLevels = ProcessInfo.processInfo.environment["SIGHTLINE_LWS_LOG"].flatMap { Int32($0) } ?? Int32(LLL_ERR)
+        sl_lws_set_logging(lwsLevels, lwsLogEntry)
         let descriptors = Self.raiseOpenFileLimit()
         logger.info("connections: up to about \(max(0, descriptors - 64)) at once (RLIMIT_NOFILE \(descriptors), less the process's own files); \(options.maxUnfinishedPerAddress) unfinished per address")
         var port: Int32 = 0
@@ -121,6 +126,14 @@ public final class StreamServer: @unchecked Sendable {
     }
 
     /// Any thread: a new frame or a worker's answer is ready.
+    /// Any thread: whether the service thread answered a wake-up (every new
+    /// frame sends one) within the last `seconds`. A service thread stuck in
+    /// a loop stops the watchdog's pings as a stalled source does.
+    public func serviceResponsive(within seconds: Double) -> Bool {
+        let last = serviceWokeNanos.load(ordering: .relaxed)
+        return last > 0 && Double(MonotonicClock.nanos() &- last) / 1e9 < seconds
+    }
+
     public func wake() {
         control.withLock { control in
             if let context = control.context, !control.stopping { lws_cancel_service(context.pointer) }
@@ -201,6 +214,7 @@ public final class StreamServer: @unchecked Sendable {
                               _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         switch reason {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            serviceWokeNanos.store(MonotonicClock.nanos(), ordering: .relaxed)
             reloadCertificateIfAsked(wsi)
             deliverCompleted()
             wakeStreamingClients()
@@ -247,8 +261,20 @@ public final class StreamServer: @unchecked Sendable {
         case LWS_CALLBACK_HTTP_BODY:
             return receiveBody(wsi, input, length)
         case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+            guard let connection = connections[wsi] else { return 0 }
+            if connection.bodyCompleted {
+                // A second end of the same body: the client pipelined more
+                // bytes behind a body whose answer is not out yet (the
+                // worker's, a long body, a stream). libwebsockets 4.1 offers
+                // those bytes as the end of the body again and again, in a
+                // loop that never returns to poll (see beginHTTP): close now.
+                logger.info("closing a connection that sent a request behind a body before its answer",
+                            metadata: ["peer": "\(peer(wsi))"])
+                return -1
+            }
+            connection.bodyCompleted = true
             // Nothing pending: an empty body already answered in LWS_CALLBACK_HTTP.
-            guard let connection = connections[wsi], var request = connection.request else { return 0 }
+            guard var request = connection.request else { return 0 }
             connection.request = nil
             if let form = connection.form {
                 connection.form = nil
@@ -426,6 +452,16 @@ public final class StreamServer: @unchecked Sendable {
             // expects up to 100 MiB of body after a POST, PUT or PATCH
             // without one, and would take the next request on this
             // connection for it: answer the request as bodiless, then close.
+            connection.closeAfterResponse = true
+        }
+        if let declared = contentLength, declared != "0" {
+            // A request with a body is the last on its connection.
+            // libwebsockets 4.1 cannot go on after one: bytes pipelined
+            // behind a body are fed to a loop that never returns to poll
+            // (found by FuzzForms: the service thread spun, every client
+            // waited and SIGTERM went unheard). Closing after the answer ends
+            // that loop; uploads and sign-ins are rare enough for the cost of
+            // a new connection.
             connection.closeAfterResponse = true
         }
         if contentLength != nil && transferEncoding != nil {
@@ -611,6 +647,14 @@ public final class StreamServer: @unchecked Sendable {
                                                    detail: "the limit is \(options.maxBodyBytes) bytes"))
         }
         guard let input, length > 0 else { return 0 }
+        if connection.bodyBytes == length,
+           Self.isOwnRequestLine(UnsafeRawBufferPointer(start: input, count: length), method: connection.request!.method) {
+            connection.request = nil
+            connection.form = nil
+            connection.closeAfterResponse = true
+            return respond(wsi, connection, .error(400, "request with a body sent before the previous answer",
+                                                   detail: "send a request with a body once the answers before it have come (no pipelining)"))
+        }
         if let form = connection.form {
             if let problem = form.feed(input, length) {
                 connection.request = nil
@@ -622,6 +666,19 @@ public final class StreamServer: @unchecked Sendable {
             connection.request!.body.append(input.assumingMemoryBound(to: UInt8.self), count: length)
         }
         return 0
+    }
+
+    /// Any thread (pure). Whether the first bytes of a body are the start of
+    /// its own request line. libwebsockets 4.1 hands a request that was
+    /// pipelined behind another (its bytes came in one read with the one
+    /// before) its own request line and headers as its body, never the body
+    /// sent: such a request is refused rather than given the wrong bytes.
+    /// No body a route takes begins so (JSON, forms, images; a form's spaces
+    /// are '+'), and a 3-byte body "POS" is no image either.
+    static func isOwnRequestLine(_ firstBytes: UnsafeRawBufferPointer, method: HTTPRequest.Method) -> Bool {
+        let line = Array("\(method.rawValue) /".utf8)
+        let compared = min(firstBytes.count, line.count)
+        return compared > 0 && firstBytes.prefix(compared).elementsEqual(line.prefix(compared))
     }
 
     /// Service thread: writes an answer's head and starts its body (or the
@@ -649,6 +706,13 @@ public final class StreamServer: @unchecked Sendable {
             guard writeHead(wsi, response.status, response.contentType, Int64(body.count), headers) else { return -1 }
             // A HEAD gets the length a GET would, and no body.
             if body.isEmpty || connection.headOnly { return finishExchange(wsi, connection) }
+            if body.count <= options.chunkBytes {
+                // A short answer goes out whole now (libwebsockets keeps what
+                // the socket does not take), so the exchange ends here and
+                // lws itself skips any body the request still has coming.
+                guard write(wsi, body, LWS_WRITE_HTTP_FINAL) else { return -1 }
+                return finishExchange(wsi, connection)
+            }
             connection.responseBody = body
             connection.responseOffset = 0
             lws_callback_on_writable(wsi)

@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
 
-/// Feeds the service manager's watchdog only while frames flow: a server
-/// whose source is lost, or whose pipeline is wedged, stops feeding it and
+/// Feeds the service manager's watchdog only while frames flow and the
+/// stream server's service thread runs: a server whose source is lost, whose
+/// pipeline is wedged or whose service thread is stuck stops feeding it and
 /// is restarted by systemd after `WatchdogSec` (as Frigate restarts a camera
 /// after 20 s without frames). A source in no signal that recovers within
 /// that time costs nothing.
@@ -19,6 +20,8 @@ public final class WatchdogSink: FrameSink {
     private let finished = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
     private let interval: Double?
+    /// A further condition for each ping (the stream server's service thread is responsive).
+    private let alsoRequired = Mutex<(@Sendable (Double) -> Bool)?>(nil)
 
     /// `interval` nil: none asked for, the sink only counts.
     public init(interval: Double? = ServiceManager.watchdogInterval) {
@@ -33,6 +36,18 @@ public final class WatchdogSink: FrameSink {
     public var counts: SinkCounts {
         let count = delivered.load(ordering: .relaxed)
         return SinkCounts(delivered: count, consumed: count)
+    }
+
+    /// Any thread: pings also need `condition(interval)` to hold, e.g. that
+    /// the service thread that serves the frames still runs.
+    public func alsoRequire(_ condition: @escaping @Sendable (Double) -> Bool) {
+        alsoRequired.withLock { $0 = condition }
+    }
+
+    /// Whether the server is doing its job: a frame came within the last
+    /// `seconds`, and any further condition holds.
+    public func healthy(within seconds: Double) -> Bool {
+        framesFlowed(within: seconds) && (alsoRequired.withLock { $0 }?(seconds) ?? true)
     }
 
     /// Whether a frame came within the last `seconds`.
@@ -51,7 +66,7 @@ public final class WatchdogSink: FrameSink {
                 MonotonicClock.sleep(until: min(next, MonotonicClock.nanos() + 100_000_000))
                 guard MonotonicClock.nanos() >= next else { continue }
                 next += step
-                if framesFlowed(within: interval) { ServiceManager.watchdogPing() }
+                if healthy(within: interval) { ServiceManager.watchdogPing() }
             }
             finished.signal()
         }

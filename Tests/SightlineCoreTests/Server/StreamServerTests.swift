@@ -94,12 +94,88 @@ import Testing
         #expect(answer.status == 200 && answer.text == "body of 0 bytes")
         #expect(answer.headers["connection"] == "close")
         #expect(client.rest().isEmpty)
-        // With a length, the connection stays for the next request.
-        let kept = try LoopbackHTTPClient(port: server.boundPort)
-        try kept.request("POST", "/api/thing", port: server.boundPort, headers: ["Authorization: Bearer s3cret"], body: Data("abc".utf8))
-        try kept.request("GET", "/api/quick", port: server.boundPort)
-        #expect(try kept.answer().text == "body of 3 bytes")
-        #expect(try kept.answer().text == "quick")
+        // With a length, the body is read and answered, and that answer is
+        // the connection's last too (see the pipelining test below).
+        let sized = try LoopbackHTTPClient(port: server.boundPort)
+        try sized.request("POST", "/api/thing", port: server.boundPort, headers: ["Authorization: Bearer s3cret"], body: Data("abc".utf8))
+        let sizedAnswer = try sized.answer()
+        #expect(sizedAnswer.text == "body of 3 bytes" && sizedAnswer.headers["connection"] == "close")
+        #expect(sized.rest().isEmpty)
+    }
+
+    @Test func aBodyIsNeverTakenFromItsOwnRequestLine() {
+        func check(_ body: String, _ method: HTTPRequest.Method = .post) -> Bool {
+            Array(body.utf8).withUnsafeBytes { StreamServer.isOwnRequestLine($0, method: method) }
+        }
+        #expect(check("POST /api/templates HTTP/1.1\r\n"))
+        #expect(check("POS"))
+        #expect(check("PUT /x", .put))
+        #expect(!check("{\"token\": \"POST /\"}"))
+        #expect(!check("--boundary\r\n"))
+        #expect(!check("name=POST+%2F"))
+        #expect(!check("POST /", .put))
+        #expect(!check(""))
+    }
+
+    @Test func requestsPipelinedBehindABodyEndTheConnectionNotTheServer() throws {
+        // libwebsockets 4.1 feeds bytes pipelined behind a request body to a
+        // loop that never returned to poll: one client's packet kept the
+        // service thread busy and every other client waiting (FuzzForms).
+        let server = try Self.serve([
+            Route(.post, "/api/thing", access: .admin) { request in .text("body \(String(decoding: request.body, as: UTF8.self))") },
+            Route(.post, "/api/slow", access: .admin, .worker) { request in
+                Thread.sleep(forTimeInterval: 0.3)
+                return .text("slow body of \(request.body.count) bytes")
+            },
+            Route(.get, "/api/quick", access: .viewer) { _ in .text("quick") },
+        ])
+        defer { server.stop() }
+        let port = server.boundPort
+        let host = "Host: 127.0.0.1:\(port)\r\n"
+        let quick = "GET /api/quick HTTP/1.1\r\n\(host)\r\n"
+        func post(_ path: String) -> String {
+            "POST \(path) HTTP/1.1\r\n\(host)Authorization: Bearer s3cret\r\nContent-Length: 3\r\n\r\nabc"
+        }
+        // lws 4.1 gives a request pipelined behind another its own head as
+        // its body: it is refused, and the connection closes after.
+        let client = try LoopbackHTTPClient(port: port)
+        try client.send(quick + post("/api/thing") + quick + quick)
+        #expect(try client.answer().text == "quick")
+        let refused = try client.answer()
+        #expect(refused.status == 400 && refused.headers["connection"] == "close", "\(refused.text)")
+        #expect(client.rest().isEmpty)
+        // First on its connection, the body arrives whole, even with requests pipelined behind it.
+        let first = try LoopbackHTTPClient(port: port)
+        try first.send(post("/api/thing") + quick + quick)
+        let bodyAnswer = try first.answer()
+        #expect(bodyAnswer.text == "body abc" && bodyAnswer.headers["connection"] == "close", "\(bodyAnswer.text)")
+        #expect(first.rest().isEmpty)
+        // After an answer, on the same connection, it arrives whole too.
+        let sequential = try LoopbackHTTPClient(port: port)
+        try sequential.send(quick)
+        #expect(try sequential.answer().text == "quick")
+        try sequential.send(post("/api/thing"))
+        #expect(try sequential.answer().text == "body abc")
+        // Answered by the worker with requests pipelined behind: the
+        // connection closes (its answer cannot wait behind those bytes).
+        let pipelined = try LoopbackHTTPClient(port: port)
+        try pipelined.send(post("/api/slow") + quick)
+        let leftover = String(decoding: pipelined.rest(), as: UTF8.self)
+        #expect(!leftover.contains("quick"))
+        // A GET that declares a body is answered, then its connection closes.
+        let getWithBody = try LoopbackHTTPClient(port: port)
+        try getWithBody.send("GET /api/quick HTTP/1.1\r\n\(host)Content-Length: 3\r\n\r\nabc" + quick)
+        let declared = try getWithBody.answer()
+        #expect(declared.text == "quick" && declared.headers["connection"] == "close")
+        #expect(getWithBody.rest().isEmpty)
+        // Everyone else is served throughout, on kept-alive connections.
+        let other = try LoopbackHTTPClient(port: port, timeoutSeconds: 3)
+        for _ in 0..<2 {
+            try other.request("GET", "/api/quick", port: port)
+            #expect(try other.answer().text == "quick")
+        }
+        try other.request("POST", "/api/slow", port: port, headers: ["Authorization: Bearer s3cret"], body: Data("abc".utf8))
+        #expect(try other.answer().text == "slow body of 3 bytes")
     }
 
     @Test func aWorkerAnswerSlowerThanLibwebsocketsTimeoutStillArrives() throws {
