@@ -3,7 +3,8 @@
 
   scripts/live-faces.py make OUT.avi [--seconds 24] [--fps 25] [--shared ../shared]
   scripts/live-faces.py score OUT.avi [--seconds 20] [--bin .build/release/sightline] [--server-arg=...]
-  scripts/live-faces.py python-loop OUT.avi [--model ...]   (the same scores for OpenCV's YuNet on every frame)
+  scripts/live-faces.py python-loop OUT.avi [--input-width 640]   (the same scores for OpenCV's YuNet on
+      every frame; needs the opencv-python-headless wheel, which the project does not install)
 
 `make` shows the four labelled photos of ../shared/testdata/faces/faces.json (18 faces) one
 after another for 3 s each, cut from one to the next; during its 3 s each photo turns
@@ -280,7 +281,9 @@ def python_loop(args) -> None:
     truth = json.loads(args.video.with_suffix(".truth.json").read_text())
     scorer = Scorer(truth)
     capture = cv2.VideoCapture(str(args.video))
-    detector = cv2.FaceDetectorYN.create(str(args.model), "", (WIDTH, HEIGHT), 0.6, 0.3, 5000)
+    scale = args.input_width / WIDTH
+    size = (args.input_width, round(HEIGHT * scale))
+    detector = cv2.FaceDetectorYN.create(str(args.model), "", size, 0.6, 0.3, 5000)
     started, used = time.monotonic(), time.process_time()
     frames = 0
     while True:
@@ -288,9 +291,10 @@ def python_loop(args) -> None:
         if not ok:
             break
         index = pan.read_code(Image.fromarray(cv2.cvtColor(image, cv2.COLOR_BGR2RGB)))
-        _, faces = detector.detect(image)
+        _, faces = detector.detect(cv2.resize(image, size, interpolation=cv2.INTER_AREA) if scale != 1 else image)
         boxes = []
         for f in (faces if faces is not None else []):
+            f = f[:14] / scale
             x, y, w, h = f[:4]
             eyes = (f[4], f[5], f[6], f[7])  # right eye (image left), left eye (image right)
             roll = math.degrees(math.atan2(eyes[3] - eyes[1], eyes[2] - eyes[0]))
@@ -320,6 +324,8 @@ def main() -> None:
     p = sub.add_parser("python-loop")
     p.add_argument("video", type=Path)
     p.add_argument("--model", type=Path, default=REPO / "models" / "face_detection_yunet_2023mar_320.onnx")
+    p.add_argument("--input-width", type=int, default=WIDTH,
+                   help="the network's input width (the frame is shrunk to it; Sightline uses 320)")
     args = ap.parse_args()
     if args.command == "make":
         if not 1 <= args.seconds <= 600:

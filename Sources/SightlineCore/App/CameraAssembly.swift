@@ -115,6 +115,7 @@ public struct CameraAssembly {
         yunet.refineLandmarks = settings.faceRefineLandmarks
         yunet.refineEverySeconds = settings.faceRefineEverySeconds
         yunet.attributesEverySeconds = settings.faceAttributesEverySeconds
+        yunet.scoreThreshold = settings.faceMinScore
         var haar = HaarFaceDetector.Options()
         haar.regionOfInterest = settings.faceRegion
         let choice = try FaceDetectorFactory.choose(modelPath: settings.faceModel, yunet: yunet, haar: haar, logger: logger)

@@ -50,6 +50,8 @@ public struct ServeSettings: Sendable {
     public var faceRefineEverySeconds = 0.1
     /// Each tracked face's smile and eyes are read at most this often.
     public var faceAttributesEverySeconds = 0.25
+    /// YuNet: the least score (0-1) a face needs to be reported.
+    public var faceMinScore = 0.75
 
     /// Viewing without a credential: nil decides by the address (open on
     /// loopback, closed elsewhere); true/false force it (`access.view`).
@@ -151,6 +153,7 @@ public struct ServeSettings: Sendable {
         if let v = config.faces?.idleRate { faceIdleRate = v }
         if let v = config.faces?.refineEverySeconds { faceRefineEverySeconds = v }
         if let v = config.faces?.attributesEverySeconds { faceAttributesEverySeconds = v }
+        if let v = config.faces?.minScore { faceMinScore = v }
         if let v = config.faces?.region, v.count == 4 { faceRegion = NormalizedBox(x: v[0], y: v[1], w: v[2], h: v[3]) }
         if let v = config.camera, !v.isEmpty { camera = v }
         if let e = config.events {
@@ -223,6 +226,9 @@ public struct ServeSettings: Sendable {
         }
         guard faceAttributesEverySeconds >= 0, faceAttributesEverySeconds <= 60 else {
             throw ConfigError.invalid("faces.attributesEverySeconds must be 0 to 60, got \(faceAttributesEverySeconds)")
+        }
+        guard faceMinScore > 0, faceMinScore < 1 else {
+            throw ConfigError.invalid("faces.minScore must be more than 0 and less than 1, got \(faceMinScore)")
         }
         guard faceRefineEverySeconds >= 0, faceRefineEverySeconds <= 60 else {
             throw ConfigError.invalid("faces.refineEverySeconds must be 0 to 60, got \(faceRefineEverySeconds)")

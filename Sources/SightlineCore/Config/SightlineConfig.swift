@@ -31,6 +31,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var idleRate: Double?
         public var refineEverySeconds: Double?
         public var attributesEverySeconds: Double?
+        public var minScore: Double?
     }
 
     public struct Demo: Codable, Sendable, Equatable {
@@ -128,7 +129,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         "server": ["host", "port", "webRoot", "opencvThreads"],
         "source": ["spec", "width", "height", "fps", "offer"],
         "faces": ["enabled", "model", "maxFaces", "detectEvery", "region", "refineLandmarks", "maxRate", "idleRate",
-                  "refineEverySeconds", "attributesEverySeconds"],
+                  "refineEverySeconds", "attributesEverySeconds", "minScore"],
         "demo": ["template"],
         "jpeg": ["quality"],
         "templates": ["threshold", "frameScale", "paths", "rotationRange", "rotationStep", "maxInstances"],

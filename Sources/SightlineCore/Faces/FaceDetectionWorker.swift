@@ -28,6 +28,8 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     private let condition = NSCondition()
     private var pending: (image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double, hints: [FaceObservation])?
     private var result: Result?
+    /// Results of frames taken before this time are dropped (`discardResults`).
+    private var discardBefore = -Double.infinity
     private var failure: Error?
     private var stopped = false
     /// Set once the thread has left its loop (guarded by `condition`).
@@ -58,6 +60,16 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         pending = (image, gray, capturedAt, hints)
         condition.signal()
         return true
+    }
+
+    /// Drops the finished detection and any under way or waiting whose frame
+    /// was taken before `capturedAt` (the picture was cut since).
+    public func discardResults(before capturedAt: Double) {
+        condition.lock()
+        defer { condition.unlock() }
+        discardBefore = max(discardBefore, capturedAt)
+        if let waiting = result, waiting.capturedAt < capturedAt { result = nil }
+        if let queued = pending, queued.capturedAt < capturedAt { pending = nil }
     }
 
     /// The newest finished detection, once; throws what the detector threw.
@@ -103,6 +115,8 @@ public final class FaceDetectionWorker: @unchecked Sendable {
 
             condition.lock()
             switch outcome {
+            case .success(let observations) where job.capturedAt < discardBefore:
+                _ = observations  // its picture was cut away while it ran
             case .success(let observations):
                 result = Result(observations: observations, image: job.image, gray: job.gray,
                                 capturedAt: job.capturedAt, seconds: seconds)

@@ -50,6 +50,12 @@ public final class FaceTracker {
     /// Ids of every live track, reported or not.
     public var activeTrackIDs: [Int] { tracks.map(\.id) }
 
+    /// Ends every track (the picture was cut to another scene); ids go on
+    /// counting, so a face seen again gets a new one.
+    public func endAllTracks() {
+        tracks.removeAll()
+    }
+
     /// Feeds one frame's detections (taken at `time`, seconds) and returns the
     /// tracks seen in it, with their ids and smoothed angles.
     public func update(_ observations: [FaceObservation], at time: TimeInterval) -> [TrackedFace] {

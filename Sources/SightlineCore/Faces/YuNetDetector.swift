@@ -31,8 +31,9 @@ public final class YuNetDetector: FaceDetector {
         /// overlaps is refined with one crop turned by the tracked roll (one
         /// forward pass), and only when its last refinement is this many
         /// seconds old; in between it reports no roll, and the tracker carries
-        /// the roll by its rate. New faces get the full second pass at once.
-        /// 0 refines every face fully on every pass (still photos).
+        /// the roll by its rate. A new face gets one crop turned by its
+        /// first-pass roll at once. 0 refines every face fully on every pass
+        /// (still photos).
         public var refineEverySeconds = 0.0
         /// A tracked face seen to hold still (see `refineInterval`: its last
         /// two readings, the track at the last one and the track now all
@@ -124,6 +125,16 @@ public final class YuNetDetector: FaceDetector {
                                                     reading: FaceGeometry.withPose(faces[index]).roll,
                                                     previousReading: last?.reading))
                     }
+                } else if options.refineEverySeconds > 0 {
+                    // Live, a face new to the tracker: one crop turned by its
+                    // first-pass roll (one or two forward passes, not the full
+                    // search's up to six per start), so the pass that finds
+                    // new faces (a cut, a person walking in) reports them at
+                    // once; the next passes refine from the tracked roll.
+                    let firstPass = FaceGeometry.withPose(face).roll ?? 0
+                    faces[index] = try refiner.refineFromTrack(face, in: frame, trackedRoll: firstPass)
+                    records.append(RefineRecord(box: faces[index].box, at: now, tracked: nil,
+                                                reading: FaceGeometry.withPose(faces[index]).roll, previousReading: nil))
                 } else {
                     faces[index] = try refiner.refine(face, in: frame, startRoll: hint)
                     records.append(RefineRecord(box: faces[index].box, at: now, tracked: hint,

@@ -42,6 +42,8 @@ public final class PipelineStats: Sendable {
         /// Face detection passes finished, and their rate.
         public var facePasses: UInt64 = 0
         public var facePassesPerSecond = 0.0
+        /// Cuts seen by the face stage (each ended every face track).
+        public var faceSceneCuts: UInt64 = 0
     }
 
     private struct State {
@@ -95,6 +97,11 @@ public final class PipelineStats: Sendable {
             $0.data.stages[stage]?.record(seconds: seconds)
             if stage == .faceDetect { $0.data.facePasses += 1; $0.facePassRate.tick() }
         }
+    }
+
+    /// Pipeline thread: the face stage saw a cut and ended every track.
+    public func faceSceneCut() {
+        state.withLock { $0.data.faceSceneCuts += 1 }
     }
 
     public func faceMode(_ mode: FaceDetectionPolicy.Mode) {

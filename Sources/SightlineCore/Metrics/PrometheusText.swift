@@ -31,6 +31,8 @@ public enum PrometheusText {
                    FaceDetectionPolicy.Mode.allCases.map { ("{mode=\"\($0.rawValue)\"}", $0 == mode ? 1 : 0) })
             metric("sightline_face_detection_passes_total", "counter", "Face detection passes finished.",
                    [("", Double(stats.facePasses))])
+            metric("sightline_face_scene_cuts_total", "counter", "Cuts to another picture; each ended every face track.",
+                   [("", Double(stats.faceSceneCuts))])
         }
         metric("sightline_connections_refused_total", "counter",
                "Connections closed at once because their address had too many that had not finished their headers.",

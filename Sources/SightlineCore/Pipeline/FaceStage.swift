@@ -9,7 +9,8 @@ import Foundation
 /// tracker takes any finished detection (recognition reads its crops from
 /// the frame the detection ran on) and carries every face to this frame's
 /// time by its motion, so a slow detector lowers how often faces are
-/// re-found, never the frame rate.
+/// re-found, never the frame rate. A cut (SceneChangeProbe: most of the
+/// picture changed from one frame to the next) ends every track at once.
 ///
 /// Threads: owned by the pipeline (one frame at a time); the tracker is used
 /// only here; FaceService guards what it shares with the HTTP side.
@@ -47,6 +48,24 @@ public final class FaceStage: PipelineStage {
 
     public func process(_ context: inout FrameContext) throws {
         let frame = context.frame
+        framesSinceOffer += 1
+        let offerDue = framesSinceOffer >= detectEvery
+        if offerDue {
+            let gray = try context.gray ?? ImageOps.gray(frame.image)
+            context.gray = gray
+            let reading = try probe.read(gray)
+            if reading.changed { changedSinceOffer = true }
+            if reading.cut {
+                // Another picture: every face of the last one is gone with it,
+                // at once (their boxes would drift over the new scene), and a
+                // detection under way on an older frame is dropped; the next
+                // pass starts now, whatever the pace.
+                tracker.endAllTracks()
+                worker.discardResults(before: frame.capturedAt)
+                lastOfferAt = -Double.infinity
+                stats?.faceSceneCut()
+            }
+        }
         if let found = try worker.takeResult() {
             stats?.stage(.faceDetect, seconds: found.seconds)
             // Crops for recognition and enrollment come from the frame the
@@ -55,17 +74,11 @@ public final class FaceStage: PipelineStage {
             _ = service.process(detected, frame: found.image, gray: found.gray, at: found.capturedAt)
         }
         let tracked = tracker.predict(at: frame.capturedAt)
-        framesSinceOffer += 1
-        if framesSinceOffer >= detectEvery {
-            let gray = try context.gray ?? ImageOps.gray(frame.image)
-            context.gray = gray
-            var probed = false
-            if !changedSinceOffer { changedSinceOffer = try probe.changed(gray); probed = true }
+        if offerDue, let gray = context.gray {
             let mode = policy.mode(tracking: !tracked.isEmpty, changed: changedSinceOffer, watched: isWatched())
             stats?.faceMode(mode)
             if frame.capturedAt - lastOfferAt >= policy.interval(mode) * 0.95,
                worker.offer(frame.image, gray: gray, capturedAt: frame.capturedAt, hints: tracked.map(\.observation)) {
-                if !probed { _ = try probe.changed(gray) }
                 probe.keepAsReference()
                 framesSinceOffer = 0
                 lastOfferAt = frame.capturedAt

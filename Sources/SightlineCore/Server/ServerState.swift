@@ -34,6 +34,8 @@ public struct ServerState: Codable, Sendable {
         /// Detection passes a second over the last seconds, and in all.
         public var passesPerSecond: Double?
         public var passes: UInt64?
+        /// Cuts to another picture seen so far (each ended every face track).
+        public var sceneCuts: UInt64?
         /// The pacing settings: passes a second at most, and when still or unwatched.
         public var maxRate: Double?
         public var idleRate: Double?
@@ -88,6 +90,7 @@ public struct ServerState: Codable, Sendable {
             self.faces?.mode = stats.faceMode?.rawValue
             self.faces?.passesPerSecond = stats.facePassesPerSecond.rounded(toPlaces: 2)
             self.faces?.passes = stats.facePasses
+            self.faces?.sceneCuts = stats.faceSceneCuts
         }
         self.sinks = sinks
     }
