@@ -25,7 +25,8 @@ of that frame against its truth:
 - frames until first boxed: per face and appearance, frames from the first frame it is wholly
   inside to the first received frame in which it is found (median, max; faces never found
   count as the appearance's length);
-- id switches: within an appearance, how often the id on a found face changes.
+- id switches: within an appearance, how often the id on a found face changes;
+- boxes on no face right after cuts: on the first two frames of each appearance but the first.
 It prints one JSON object. `python-loop` computes the same figures for a plain loop that runs
 OpenCV's FaceDetectorYN on every frame of the file (no tracker), the baseline of issue 13.
 """
@@ -149,6 +150,8 @@ class Scorer:
         self.last_id = {}       # key -> id on the face when last found
         self.switches = 0
         self.last_index = None
+        self.after_cuts = 0     # frames scored among the first two of an appearance (after a cut)
+        self.stray_after_cuts = 0
 
     def add(self, index: int, boxes: list[dict]) -> None:
         """`boxes`: [{"box": [x, y, w, h], "roll": float | None, "id": int | None}] normalized."""
@@ -179,7 +182,11 @@ class Scorer:
                 if previous is not None and previous != got["id"]:
                     self.switches += 1
                 self.last_id[face["key"]] = got["id"]
-        self.stray += sum(1 for i in range(len(boxes)) if all(iou(boxes[i]["box"], f["box"]) < 0.1 for f in truth))
+        stray = sum(1 for i in range(len(boxes)) if all(iou(boxes[i]["box"], f["box"]) < 0.1 for f in truth))
+        self.stray += stray
+        if index % self.hold < 2 and index >= self.hold:
+            self.after_cuts += 1
+            self.stray_after_cuts += stray
 
     def summary(self) -> dict:
         delays = []
@@ -200,6 +207,7 @@ class Scorer:
             "framesUntilBoxed": {"median": percentile(delays, 0.5), "max": max(delays) if delays else None,
                                  "faces": len(delays)},
             "idSwitches": self.switches,
+            "boxesOnNoFaceRightAfterCuts": {"frames": self.after_cuts, "boxes": self.stray_after_cuts},
         }
 
 
@@ -274,6 +282,7 @@ def score(args) -> None:
     result = {"video": str(args.video), "seconds": args.seconds, "framesReceived": received,
               "cores": round(cores, 3), **scorer.summary()}
     print(json.dumps(result))
+    return result
 
 
 def python_loop(args) -> None:

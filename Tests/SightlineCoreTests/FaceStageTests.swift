@@ -51,4 +51,59 @@ final class GatedFaceDetector: FaceDetector, @unchecked Sendable {
         #expect(facesSeen >= 5)
         #expect(ids.count == 1)
     }
+
+    private func frame(_ index: Int, level: UInt8) -> FrameContext {
+        let image = ImageBuffer(width: 160, height: 120)
+        image.bytes.update(repeating: level, count: image.byteCount)
+        return FrameContext(frame: Frame(seq: UInt64(index + 1), capturedAt: Double(index) / 30,
+                                         capturedNanos: MonotonicClock.nanos(), image: image))
+    }
+
+    @Test func aCutEndsEveryFaceAtOnceAndDropsADetectionOfTheOldPicture() throws {
+        let detector = GatedFaceDetector()
+        let stats = PipelineStats()
+        let stage = FaceStage(detector: detector, tracker: FaceTracker(),
+                              service: FaceService(recognizer: try FaceRecognizer(store: nil)),
+                              detectEvery: 1, limit: 10, stats: stats)
+        defer { for _ in 0..<10 { detector.gate.signal() } }
+        var index = 0
+        func next(_ level: UInt8) throws -> [Detection] {
+            var context = frame(index, level: level)
+            index += 1
+            try stage.process(&context)
+            return context.detections.filter { $0.kind == .face }
+        }
+        // Picture A: the first pass finds the face, which is then tracked.
+        _ = try next(40)
+        #expect(waitUntil { detector.lock.withLock { detector.calls } == 1 })
+        detector.gate.signal()
+        var before: Int?
+        for _ in 0..<200 where before == nil {
+            before = try next(40).first?.id
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        let firstID = try #require(before)
+        #expect(stats.snapshot().faceSceneCuts == 0)
+        // The next pass on picture A is under way (the gate holds it) when the picture is cut to B.
+        for _ in 0..<200 where detector.lock.withLock({ detector.calls }) < 2 {
+            _ = try next(40)
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        #expect(detector.lock.withLock { detector.calls } == 2)
+        #expect(try next(220).isEmpty, "a face of the old picture was drawn on the new one")
+        #expect(stats.snapshot().faceSceneCuts == 1)
+        // The pass on A ends; its face is dropped, and B's own pass starts.
+        detector.gate.signal()
+        #expect(waitUntil { detector.lock.withLock { detector.calls } == 3 })
+        for _ in 0..<10 { #expect(try next(220).isEmpty) }
+        // B's pass finds its face: a new face, with a new id.
+        detector.gate.signal()
+        var after: Int?
+        for _ in 0..<200 where after == nil {
+            after = try next(220).first?.id
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        #expect(after != nil && after != firstID)
+        #expect(stats.snapshot().faceSceneCuts == 1)
+    }
 }

@@ -21,16 +21,19 @@ final class SceneChangeProbe {
     var cutCellThreshold = 24
     var cutFraction = 0.5
     private var current = ImageBuffer(width: SceneChangeProbe.width, height: SceneChangeProbe.height, channels: 1)
+    /// The frame read before `current` (nil until two frames were read).
     private var previous: ImageBuffer?
+    private var readBefore = false
     private var reference: ImageBuffer?
 
     /// Reads a frame (once per frame): whether it differs from the
     /// reference (true when there is none yet), and whether it is a cut
     /// from the frame read before it (false for the first).
     func read(_ gray: ImageBuffer) throws -> (changed: Bool, cut: Bool) {
-        let last = previous ?? ImageBuffer(width: Self.width, height: Self.height, channels: 1)
-        previous = current
-        current = last
+        let spare = previous ?? ImageBuffer(width: Self.width, height: Self.height, channels: 1)
+        if readBefore { previous = current }
+        readBefore = true
+        current = spare
         try ImageOps.resize(gray.cView, into: current.cView, interpolation: .area)
         let changed = reference.map { Self.differing(current, $0, by: cellThreshold, atLeast: minCells) } ?? true
         let cells = Self.width * Self.height

@@ -33,4 +33,29 @@ struct FaceDetectionPolicyTests {
         for y in 200..<310 { (face.bytes + y * face.stride + 300).update(repeating: 230, count: 90) }
         #expect(try probe.changed(face))
     }
+
+    @Test("a cut is most of the picture changing from one frame to the next; noise, a pan and a face are not")
+    func cutProbe() throws {
+        let probe = SceneChangeProbe()
+        let scene = ImageBuffer(width: 640, height: 480, channels: 1)
+        for i in 0..<scene.byteCount { scene.bytes[i] = UInt8(40 + (i % 640) / 4) }
+        #expect(try !probe.read(scene).cut)        // nothing before it
+        let noisy = ImageBuffer(width: 640, height: 480, channels: 1)
+        noisy.bytes.update(from: scene.bytes, count: scene.byteCount)
+        try ImageOps.addNoise(noisy, seed: 5, sigma: 8)
+        #expect(try !probe.read(noisy).cut)
+        // The scene moved 6 px to the side (a pan or a drift between two frames).
+        let moved = ImageBuffer(width: 640, height: 480, channels: 1)
+        for y in 0..<480 { for x in 0..<640 { moved.bytes[y * 640 + x] = UInt8(40 + min(639, x + 6) / 4) } }
+        #expect(try !probe.read(moved).cut)
+        let face = ImageBuffer(width: 640, height: 480, channels: 1)
+        face.bytes.update(from: moved.bytes, count: moved.byteCount)
+        for y in 200..<310 { (face.bytes + y * face.stride + 300).update(repeating: 230, count: 90) }
+        #expect(try !probe.read(face).cut)
+        // Another picture (the gradient the other way round): a cut, once.
+        let other = ImageBuffer(width: 640, height: 480, channels: 1)
+        for i in 0..<other.byteCount { other.bytes[i] = UInt8(200 - (i % 640) / 4) }
+        #expect(try probe.read(other).cut)
+        #expect(try !probe.read(other).cut)
+    }
 }

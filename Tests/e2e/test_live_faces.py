@@ -1,0 +1,52 @@
+"""The live face evaluation of issue 13 on a short clip, against the real server with a real
+WebSocket client: the labelled shared photos turning through 50 degrees, zooming and drifting,
+cut from one to the next (scripts/live-faces.py makes the clip and scores what /ws sends,
+frame by frame, by the code drawn in each frame). The clip is made at 10 fps (the faces turn
+1.7 degrees a frame, as the full video's 17 degrees a second at 10 detection passes a second)
+and played at 6 fps, so every frame can get a detection pass even on a slow machine: the test
+scores finding and following, not this machine's speed. Thresholds are set from measured runs
+with room to spare (found 0.85, no stray box, first boxed after 3 frames, roll median 3.6
+degrees on this machine); the full video's figures belong in the note."""
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def live_faces():
+    spec = importlib.util.spec_from_file_location("live_faces", REPO / "scripts" / "live-faces.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_faces_are_found_at_once_gone_at_a_cut_and_keep_their_ids(sightline, testdata, tmp_path):
+    faces = testdata / "faces" / "faces.json"
+    if not faces.is_file():
+        pytest.skip(f"labelled photos not found at {faces}")
+    clip = tmp_path / "turn.avi"
+    subprocess.run([sys.executable, str(REPO / "scripts" / "live-faces.py"), "make", str(clip), "--fps", "10",
+                    "--seconds", "9", "--shared", str(testdata.parent)], check=True, timeout=120)
+    module = live_faces()
+    truth = json.loads(clip.with_suffix(".truth.json").read_text())
+    scorer = module.Scorer(truth)
+    server = sightline(source=f"file:{clip}?fps=6")
+    import asyncio
+    received = asyncio.run(module.read_stream(server.port, 16.0, scorer))
+    result = scorer.summary()
+    print(json.dumps(result))
+    assert received >= 60, result
+    assert result["facesFound"] >= 0.75, result
+    assert result["boxesOnNoFacePerFrame"] <= 0.1, result
+    assert result["boxesOnNoFaceRightAfterCuts"]["frames"] >= 2, result
+    assert result["boxesOnNoFaceRightAfterCuts"]["boxes"] == 0, result
+    assert result["framesUntilBoxed"]["median"] <= 4, result
+    assert result["rollErrorDeg"]["median"] <= 6, result
+    assert result["idSwitches"] == 0, result
+    server.stop_checked()
