@@ -35,6 +35,11 @@ public enum MonotonicClock {
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
+    /// Whether the monotonic time `nanos` (0: never) lies within the last `seconds`.
+    public static func happened(_ nanos: UInt64, within seconds: Double) -> Bool {
+        nanos > 0 && Double(Self.nanos() &- nanos) / 1e9 < seconds
+    }
+
     /// Sleeps until the monotonic deadline (returns at once if it has passed).
     public static func sleep(until deadline: UInt64) {
         let now = nanos()

@@ -115,8 +115,8 @@ public final class FaceDetectionWorker: @unchecked Sendable {
 
             condition.lock()
             switch outcome {
-            case .success(let observations) where job.capturedAt < discardBefore:
-                _ = observations  // its picture was cut away while it ran
+            case .success where job.capturedAt < discardBefore:
+                break  // its picture was cut away while it ran
             case .success(let observations):
                 result = Result(observations: observations, image: job.image, gray: job.gray,
                                 capturedAt: job.capturedAt, seconds: seconds)

@@ -20,36 +20,30 @@ final class SceneChangeProbe {
     var minCells = 2
     var cutCellThreshold = 24
     var cutFraction = 0.5
-    private var current = ImageBuffer(width: SceneChangeProbe.width, height: SceneChangeProbe.height, channels: 1)
-    /// The frame read before `current` (nil until two frames were read).
+    /// The frame read last, and the one before it (nil until read).
+    private var current: ImageBuffer?
     private var previous: ImageBuffer?
-    private var readBefore = false
     private var reference: ImageBuffer?
 
     /// Reads a frame (once per frame): whether it differs from the
     /// reference (true when there is none yet), and whether it is a cut
     /// from the frame read before it (false for the first).
     func read(_ gray: ImageBuffer) throws -> (changed: Bool, cut: Bool) {
-        let spare = previous ?? ImageBuffer(width: Self.width, height: Self.height, channels: 1)
-        if readBefore { previous = current }
-        readBefore = true
-        current = spare
-        try ImageOps.resize(gray.cView, into: current.cView, interpolation: .area)
-        let changed = reference.map { Self.differing(current, $0, by: cellThreshold, atLeast: minCells) } ?? true
+        let thumbnail = previous ?? ImageBuffer(width: Self.width, height: Self.height, channels: 1)
+        previous = current
+        current = thumbnail
+        try ImageOps.resize(gray.cView, into: thumbnail.cView, interpolation: .area)
+        let changed = reference.map { Self.differing(thumbnail, $0, by: cellThreshold, atLeast: minCells) } ?? true
         let cells = Self.width * Self.height
         let cut = previous.map {
-            Self.differing(current, $0, by: cutCellThreshold, atLeast: Int((cutFraction * Double(cells)).rounded(.up)))
+            Self.differing(thumbnail, $0, by: cutCellThreshold, atLeast: Int((cutFraction * Double(cells)).rounded(.up)))
         } ?? false
         return (changed, cut)
     }
 
-    /// Whether `gray` differs from the reference; true when there is none yet.
-    func changed(_ gray: ImageBuffer) throws -> Bool {
-        try read(gray).changed
-    }
-
     /// The frame last read becomes the reference.
     func keepAsReference() {
+        guard let current else { return }
         if reference == nil {
             reference = ImageBuffer(width: Self.width, height: Self.height, channels: 1)
         }

@@ -111,30 +111,26 @@ public final class YuNetDetector: FaceDetector {
             for (index, face) in faces.enumerated() {
                 let hint = Self.overlapping(face.box, in: hints.filter { $0.roll != nil }, box: { $0.box })?.roll
                 let last = Self.overlapping(face.box, in: refined, box: { $0.box })
-                if options.refineEverySeconds > 0, let hint {
+                if options.refineEverySeconds > 0 {
                     // Passes come on frame times, a little early or late: a pass
                     // due within a fifth of the interval counts as due.
-                    if let last, now - last.at < refineInterval(last, tracked: hint) * 0.8 {
+                    if let hint, let last, now - last.at < refineInterval(last, tracked: hint) * 0.8 {
                         unrefined.insert(index)
                         var carried = last
                         carried.box = face.box
                         records.append(carried)
                     } else {
-                        faces[index] = try refiner.refineFromTrack(face, in: frame, trackedRoll: hint)
+                        // One crop turned by the tracked roll; for a face new to
+                        // the tracker by its first-pass roll (one or two forward
+                        // passes, not the full search's up to six per start), so
+                        // the pass that finds new faces (a cut, a person walking
+                        // in) reports them at once.
+                        let start = hint ?? FaceGeometry.withPose(face).roll ?? 0
+                        faces[index] = try refiner.refineFromTrack(face, in: frame, trackedRoll: start)
                         records.append(RefineRecord(box: faces[index].box, at: now, tracked: hint,
                                                     reading: FaceGeometry.withPose(faces[index]).roll,
-                                                    previousReading: last?.reading))
+                                                    previousReading: hint == nil ? nil : last?.reading))
                     }
-                } else if options.refineEverySeconds > 0 {
-                    // Live, a face new to the tracker: one crop turned by its
-                    // first-pass roll (one or two forward passes, not the full
-                    // search's up to six per start), so the pass that finds
-                    // new faces (a cut, a person walking in) reports them at
-                    // once; the next passes refine from the tracked roll.
-                    let firstPass = FaceGeometry.withPose(face).roll ?? 0
-                    faces[index] = try refiner.refineFromTrack(face, in: frame, trackedRoll: firstPass)
-                    records.append(RefineRecord(box: faces[index].box, at: now, tracked: nil,
-                                                reading: FaceGeometry.withPose(faces[index]).roll, previousReading: nil))
                 } else {
                     faces[index] = try refiner.refine(face, in: frame, startRoll: hint)
                     records.append(RefineRecord(box: faces[index].box, at: now, tracked: hint,

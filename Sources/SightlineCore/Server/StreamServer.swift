@@ -125,15 +125,14 @@ public final class StreamServer: @unchecked Sendable {
         thread.start()
     }
 
-    /// Any thread: a new frame or a worker's answer is ready.
     /// Any thread: whether the service thread answered a wake-up (every new
     /// frame sends one) within the last `seconds`. A service thread stuck in
     /// a loop stops the watchdog's pings as a stalled source does.
     public func serviceResponsive(within seconds: Double) -> Bool {
-        let last = serviceWokeNanos.load(ordering: .relaxed)
-        return last > 0 && Double(MonotonicClock.nanos() &- last) / 1e9 < seconds
+        MonotonicClock.happened(serviceWokeNanos.load(ordering: .relaxed), within: seconds)
     }
 
+    /// Any thread: a new frame or a worker's answer is ready.
     public func wake() {
         control.withLock { control in
             if let context = control.context, !control.stopping { lws_cancel_service(context.pointer) }

@@ -52,8 +52,7 @@ public final class WatchdogSink: FrameSink {
 
     /// Whether a frame came within the last `seconds`.
     public func framesFlowed(within seconds: Double) -> Bool {
-        let last = lastFrameNanos.load(ordering: .relaxed)
-        return last > 0 && Double(MonotonicClock.nanos() &- last) / 1e9 < seconds
+        MonotonicClock.happened(lastFrameNanos.load(ordering: .relaxed), within: seconds)
     }
 
     public func start() throws {

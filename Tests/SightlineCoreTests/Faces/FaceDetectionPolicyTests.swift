@@ -20,18 +20,18 @@ struct FaceDetectionPolicyTests {
         let probe = SceneChangeProbe()
         let scene = ImageBuffer(width: 640, height: 480, channels: 1)
         for i in 0..<scene.byteCount { scene.bytes[i] = UInt8(40 + (i % 640) / 4) }
-        #expect(try probe.changed(scene))          // no reference yet
+        #expect(try probe.read(scene).changed)          // no reference yet
         probe.keepAsReference()
-        #expect(try !probe.changed(scene))
+        #expect(try !probe.read(scene).changed)
         let noisy = ImageBuffer(width: 640, height: 480, channels: 1)
         noisy.bytes.update(from: scene.bytes, count: scene.byteCount)
         try ImageOps.addNoise(noisy, seed: 3, sigma: 8)
-        #expect(try !probe.changed(noisy))
+        #expect(try !probe.read(noisy).changed)
         // A 90x110 bright patch (a face at this size) changes whole cells.
         let face = ImageBuffer(width: 640, height: 480, channels: 1)
         face.bytes.update(from: scene.bytes, count: scene.byteCount)
         for y in 200..<310 { (face.bytes + y * face.stride + 300).update(repeating: 230, count: 90) }
-        #expect(try probe.changed(face))
+        #expect(try probe.read(face).changed)
     }
 
     @Test("a cut is most of the picture changing from one frame to the next; noise, a pan and a face are not")
