@@ -21,7 +21,7 @@ public final class EventSink: FrameSink {
     private final class Shared: Sendable {
         let tracker: Mutex<EventTracker>
         let publisher: MQTTPublisher?
-        let catalog = Mutex<(@Sendable () -> HomeAssistantDiscovery.Catalog)?>(nil)
+        let catalog = LockedCallback<Void, HomeAssistantDiscovery.Catalog>()
         let lastCatalogRead = Atomic<UInt64>(0)
 
         init(tracker: EventTracker, publisher: MQTTPublisher?) {
@@ -35,9 +35,9 @@ public final class EventSink: FrameSink {
             let batch = tracker.withLock { $0.tick(nowNanos: now) }
             if !batch.isEmpty { publisher?.enqueue(batch) }
             if let publisher, now &- lastCatalogRead.load(ordering: .relaxed) >= 2_000_000_000,
-               let read = catalog.withLock({ $0 }) {
+               let read = catalog() {
                 lastCatalogRead.store(now, ordering: .relaxed)
-                publisher.setCatalog(read())
+                publisher.setCatalog(read)
             }
             return batch
         }
@@ -57,7 +57,7 @@ public final class EventSink: FrameSink {
 
     /// Where the catalog comes from (read on the recorder's thread every 2 s).
     public func watchCatalog(_ read: @escaping @Sendable () -> HomeAssistantDiscovery.Catalog) {
-        shared.catalog.withLock { $0 = read }
+        shared.catalog.setAction(read)
         shared.publisher?.setCatalog(read())
     }
 

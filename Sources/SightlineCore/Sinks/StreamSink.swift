@@ -12,7 +12,7 @@ import Synchronization
 public final class StreamSink: FrameSink {
     public let name = "stream"
     private let stats: PipelineStats
-    private let wake = Mutex<(@Sendable () -> Void)?>(nil)
+    private let wake = LockedCallback<Void, Void>()
     private let published = Atomic<UInt64>(0)
 
     /// The slot the server reads from.
@@ -26,7 +26,7 @@ public final class StreamSink: FrameSink {
     /// Main thread, before the pipeline starts and after the server stops:
     /// what wakes the service thread for a new frame (nil: nothing).
     public func connect(wake: (@Sendable () -> Void)?) {
-        self.wake.withLock { $0 = wake }
+        self.wake.setAction(wake)
     }
 
     public func deliver(_ frame: ProcessedFrame) {
@@ -39,7 +39,7 @@ public final class StreamSink: FrameSink {
         slot.publish(EncodedFrame(seq: frame.seq, capturedAt: frame.capturedAt, capturedNanos: frame.capturedNanos,
                                   width: frame.width, height: frame.height, json: json, jpeg: frame.jpeg))
         published.add(1, ordering: .relaxed)
-        wake.withLock { $0 }?()
+        wake()
     }
 
     public var counts: SinkCounts {

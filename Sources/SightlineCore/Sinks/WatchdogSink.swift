@@ -21,7 +21,7 @@ public final class WatchdogSink: FrameSink {
     private let started = Atomic<Bool>(false)
     private let interval: Double?
     /// A further condition for each ping (the stream server's service thread is responsive).
-    private let alsoRequired = Mutex<(@Sendable (Double) -> Bool)?>(nil)
+    private let alsoRequired = LockedCallback<Double, Bool>()
 
     /// `interval` nil: none asked for, the sink only counts.
     public init(interval: Double? = ServiceManager.watchdogInterval) {
@@ -41,13 +41,13 @@ public final class WatchdogSink: FrameSink {
     /// Any thread: pings also need `condition(interval)` to hold, e.g. that
     /// the service thread that serves the frames still runs.
     public func alsoRequire(_ condition: @escaping @Sendable (Double) -> Bool) {
-        alsoRequired.withLock { $0 = condition }
+        alsoRequired.set(condition)
     }
 
     /// Whether the server is doing its job: a frame came within the last
     /// `seconds`, and any further condition holds.
     public func healthy(within seconds: Double) -> Bool {
-        framesFlowed(within: seconds) && (alsoRequired.withLock { $0 }?(seconds) ?? true)
+        framesFlowed(within: seconds) && (alsoRequired(seconds) ?? true)
     }
 
     /// Whether a frame came within the last `seconds`.
