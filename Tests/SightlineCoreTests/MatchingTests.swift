@@ -75,6 +75,39 @@ import Testing
         return (try ImageOps.gray(scene), templates)
     }
 
+    /// With frame times, a template out of view is searched once per
+    /// lostSearchInterval: coming into view, it is found when its next search
+    /// is due (within the interval), then tracked on every frame; a template
+    /// the tracking search loses gets its full search on that same frame.
+    @Test func anAbsentTemplateIsSearchedOncePerIntervalAndFoundWithinIt() throws {
+        let (gray, templates) = try Self.sceneWithAbsentTemplates(0)
+        let empty = ImageBuffer(width: gray.width, height: gray.height, channels: 1)
+        empty.bytes.update(repeating: 128, count: empty.byteCount)
+        let matcher = TemplateMatcher()
+        let interval = matcher.options.lostSearchInterval
+        let frame = 0.04
+        #expect(try matcher.match(templates: templates, gray: empty, at: 0).isEmpty)
+        var foundAt: Double?
+        var time = frame
+        while time < 1, foundAt == nil {
+            if try !matcher.match(templates: templates, gray: gray, at: time).isEmpty { foundAt = time }
+            time += frame
+        }
+        let found = try #require(foundAt)
+        #expect(found >= interval - 1e-9, "not searched before its interval: found at \(found) s")
+        #expect(found < interval + frame + 1e-9, "found when the interval was up: \(found) s")
+        // Tracked now: found on every frame. Lost (the full search runs on the
+        // frame that loses it), then back: found when the interval is up.
+        #expect(try !matcher.match(templates: templates, gray: gray, at: found + frame).isEmpty)
+        let lostAt = found + 2 * frame
+        #expect(try matcher.match(templates: templates, gray: empty, at: lostAt).isEmpty)
+        #expect(try matcher.match(templates: templates, gray: gray, at: lostAt + frame).isEmpty,
+                "searched on the frame it was lost, so it waits for its interval")
+        #expect(try !matcher.match(templates: templates, gray: gray, at: lostAt + interval).isEmpty)
+        // Without frame times every call searches.
+        #expect(try !TemplateMatcher().match(templates: templates, gray: gray).isEmpty)
+    }
+
     @Test func absentTemplatesTakeTurnsAtTheFullSearchWithinTheBudget() throws {
         let (gray, templates) = try Self.sceneWithAbsentTemplates(15)
         var options = TemplateMatcher.Options()

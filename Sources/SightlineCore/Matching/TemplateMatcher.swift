@@ -47,6 +47,13 @@ public final class TemplateMatcher {
         /// each) thus cost about this per frame instead of 80 ms, and each is
         /// still searched every few frames.
         public var fullSearchBudget: Double? = 0.012
+        /// A template that is not tracked gets a full search at most once in
+        /// this many seconds of frame time (when `match` is given the frame's
+        /// time): one that comes into view is found within it, and an absent
+        /// one costs a full search five times a second rather than on every
+        /// frame (at 640x480 about 8 ms each: a fifth of a core at 25 fps).
+        /// A template that the tracking search just lost is searched at once.
+        public var lostSearchInterval = 0.2
         /// Most instances reported per template.
         public var maxInstances = 1
         /// Candidates whose boxes overlap more than this (IoU) are one.
@@ -117,6 +124,8 @@ public final class TemplateMatcher {
     private var scoreCapacity = 0
     /// Round-robin start for full searches: the template after the last one searched.
     private var nextFullSearch = 0
+    /// Frame time of each template's last full search (see `lostSearchInterval`).
+    private var lastFullSearch: [ObjectIdentifier: Double] = [:]
 
     public init(options: Options = Options()) {
         self.options = options
@@ -138,16 +147,36 @@ public final class TemplateMatcher {
     }
 
     /// Finds the templates in a gray frame; boxes are normalized to the frame.
-    public func match(templates: [Template], gray: ImageBuffer) throws -> [Detection] {
+    /// With the frame's time (`at`, seconds), templates that are not tracked
+    /// are searched at most once a `lostSearchInterval`; without, on every call.
+    public func match(templates: [Template], gray: ImageBuffer, at time: Double? = nil) throws -> [Detection] {
         let live = Set(templates.map { ObjectIdentifier($0) })
         prune(keeping: live)
         var coarse: ImageBuffer?
-        let fine = try options.refineScale.map { try Self.level(of: gray, scale: $0) }
+        // The finer level only when something uses it (a track, a full search).
+        var fineLevel: ImageBuffer??
+        func fine() throws -> ImageBuffer? {
+            if let made = fineLevel { return made }
+            let made = try options.refineScale.map { try Self.level(of: gray, scale: $0) }
+            fineLevel = .some(made)
+            return made
+        }
         var found: [Int: [Hit]] = [:]
         var lost: [Int] = []
         for (index, template) in templates.enumerated() {
-            let hits = try trackedHits(template, fine: fine)
-            if hits.isEmpty { lost.append(index) } else { found[index] = hits }
+            let key = ObjectIdentifier(template)
+            let wasTracked = tracks[key]?.isEmpty == false
+            let hits = wasTracked ? try trackedHits(template, fine: try fine()) : []
+            if !hits.isEmpty {
+                found[index] = hits
+                continue
+            }
+            // Just lost by tracking: search now. Otherwise when its interval is up.
+            if wasTracked { lastFullSearch[key] = nil }
+            if let time, let last = lastFullSearch[key], time >= last, time - last < options.lostSearchInterval {
+                continue
+            }
+            lost.append(index)
         }
         // Lost templates take turns at the full search, from where the last frame stopped.
         let start = MonotonicClock.nanos()
@@ -159,7 +188,8 @@ public final class TemplateMatcher {
                 break
             }
             if coarse == nil { coarse = try shrink(gray: gray) }
-            found[index] = try fullSearch(templates[index], coarse: coarse!, fine: fine)
+            found[index] = try fullSearch(templates[index], coarse: coarse!, fine: try fine())
+            if let time { lastFullSearch[ObjectIdentifier(templates[index])] = time }
             nextFullSearch = index + 1
         }
         var detections: [Detection] = []
@@ -310,6 +340,7 @@ public final class TemplateMatcher {
             prepared = prepared.filter { live.contains($0.key.template) }
         }
         tracks = tracks.filter { live.contains($0.key) }
+        lastFullSearch = lastFullSearch.filter { live.contains($0.key) }
     }
 
     /// Best first, dropping any hit that overlaps a better one.

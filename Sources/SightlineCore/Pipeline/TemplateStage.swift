@@ -1,6 +1,7 @@
 import Foundation
 
-/// Looks for every template of the library in the frame.
+/// Looks for every template of the library in the frame (a template out of
+/// view is looked for a few times a second: TemplateMatcher.lostSearchInterval).
 public final class TemplateStage: PipelineStage {
     public let stage: StageName? = .template
     private let matcher: TemplateMatcher
@@ -15,6 +16,6 @@ public final class TemplateStage: PipelineStage {
         let templates = library.all
         guard !templates.isEmpty else { return }
         let gray = try context.gray ?? ImageOps.gray(context.frame.image)
-        context.detections += try matcher.match(templates: templates, gray: gray)
+        context.detections += try matcher.match(templates: templates, gray: gray, at: context.frame.capturedAt)
     }
 }
