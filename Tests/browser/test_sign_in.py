@@ -42,6 +42,18 @@ def card_text(driver):
     return driver.find_element(By.CSS_SELECTOR, '#access [data-role="token-state"]').text
 
 
+def wait_for_card(driver, server, wanted):
+    """Waits until the Access card says `wanted`; on a timeout fails with what the page and the
+    server said (card, notice, console, the end of the server's log)."""
+    try:
+        WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: wanted in card_text(d))
+    except Exception:
+        notice = driver.find_element(By.CSS_SELECTOR, '#access [data-role=notice]').get_attribute('textContent')
+        log_tail = server.log()[-4000:] if hasattr(server, "log") else ""
+        pytest.fail(f"the card never said {wanted!r}: card {card_text(driver)!r}, notice {notice!r}, "
+                    f"console {driver.get_log('browser')}, server log tail:\n{log_tail}")
+
+
 def sign_in(driver, token):
     field = driver.find_element(By.ID, "token")
     field.clear()
@@ -56,16 +68,11 @@ def frames_drawn(driver):
 def test_the_page_signs_in_shows_the_role_and_signs_out(closed_server, driver):
     driver.delete_all_cookies()
     driver.get(closed_server.url + "/")   # no Basic prompt: headless Chromium would hang on one
-    WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: "needs a token to watch" in card_text(d))
+    wait_for_card(driver, closed_server, "needs a token to watch")
     assert frames_drawn(driver) is None
 
     sign_in(driver, closed_server.viewer_token)
-    try:
-        WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: "(viewer)" in card_text(d))
-    except Exception:
-        pytest.fail(f"not signed in: card {card_text(driver)!r}, notice "
-                    f"{driver.find_element(By.CSS_SELECTOR, '#access [data-role=notice]').get_attribute('textContent')!r}, "
-                    f"console {driver.get_log('browser')}")
+    wait_for_card(driver, closed_server, "(viewer)")
     assert "“livingroom”" in card_text(driver) and "need an admin token" in card_text(driver)
     wait_for_frame(driver)   # the stream reconnected with the session cookie
     cookie = driver.get_cookie("sightline_session")
@@ -77,7 +84,7 @@ def test_the_page_signs_in_shows_the_role_and_signs_out(closed_server, driver):
     assert status == 403
 
     driver.find_element(By.ID, "sign-out").click()
-    WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: "needs a token to watch" in card_text(d))
+    wait_for_card(driver, closed_server, "needs a token to watch")
     seq = frames_drawn(driver)
     status = driver.execute_script("return fetch('/api/state').then(r => r.status)")
     assert status == 401
@@ -86,7 +93,7 @@ def test_the_page_signs_in_shows_the_role_and_signs_out(closed_server, driver):
     assert frames_drawn(driver) == seq, "frames kept coming after signing out"
 
     sign_in(driver, TEST_TOKEN)
-    WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: "(admin)" in card_text(d))
+    wait_for_card(driver, closed_server, "(admin)")
     assert driver.execute_script("return document.body.dataset.mayChange") == "true"
     wait_for_frame(driver)
     # Refusals made on purpose are expected: 401s while signed out (the WebSocket's
