@@ -21,6 +21,17 @@ import Testing
         #expect(throws: ConfigError.self) { try settings.validate() }
     }
 
+    @Test func refineCropSizeComesFromTheConfigAndIsChecked() throws {
+        var settings = ServeSettings()
+        try settings.apply(SightlineConfig.parse("faces:\n  refineCropSize: 224\n", origin: "x.yaml"))
+        #expect(settings.faceRefineCropSize == 224)
+        try settings.validate()
+        for wrong in [128, 200, 352] {
+            settings.faceRefineCropSize = wrong
+            #expect(throws: ConfigError.self) { try settings.validate() }
+        }
+    }
+
     @Test func unknownKeyIsNamed() {
         #expect {
             try SightlineConfig.parse("server:\n  prot: 80\n", origin: "x.yaml")

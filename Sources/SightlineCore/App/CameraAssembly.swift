@@ -114,6 +114,7 @@ public struct CameraAssembly {
         yunet.regionOfInterest = settings.faceRegion
         yunet.refineLandmarks = settings.faceRefineLandmarks
         yunet.refineEverySeconds = settings.faceRefineEverySeconds
+        yunet.trackedCropSize = settings.faceRefineCropSize
         yunet.attributesEverySeconds = settings.faceAttributesEverySeconds
         yunet.scoreThreshold = settings.faceMinScore
         var haar = HaarFaceDetector.Options()

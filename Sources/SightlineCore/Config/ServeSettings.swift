@@ -48,6 +48,9 @@ public struct ServeSettings: Sendable {
     public var faceIdleRate = 2.0
     /// YuNet: each tracked face's landmarks are re-read at most this often (new faces at once).
     public var faceRefineEverySeconds = 0.1
+    /// YuNet: side of a tracked face's refining crop (160-320, a multiple of
+    /// 32): smaller is cheaper (a 320 crop costs 4 times a 160 one) and reads roll less well.
+    public var faceRefineCropSize = 320
     /// Each tracked face's smile and eyes are read at most this often.
     public var faceAttributesEverySeconds = 0.25
     /// YuNet: the least score (0-1) a face needs to be reported.
@@ -152,6 +155,7 @@ public struct ServeSettings: Sendable {
         if let v = config.faces?.maxRate { faceMaxRate = v }
         if let v = config.faces?.idleRate { faceIdleRate = v }
         if let v = config.faces?.refineEverySeconds { faceRefineEverySeconds = v }
+        if let v = config.faces?.refineCropSize { faceRefineCropSize = v }
         if let v = config.faces?.attributesEverySeconds { faceAttributesEverySeconds = v }
         if let v = config.faces?.minScore { faceMinScore = v }
         if let v = config.faces?.region, v.count == 4 { faceRegion = NormalizedBox(x: v[0], y: v[1], w: v[2], h: v[3]) }
@@ -232,6 +236,9 @@ public struct ServeSettings: Sendable {
         }
         guard faceRefineEverySeconds >= 0, faceRefineEverySeconds <= 60 else {
             throw ConfigError.invalid("faces.refineEverySeconds must be 0 to 60, got \(faceRefineEverySeconds)")
+        }
+        guard (160...320).contains(faceRefineCropSize), faceRefineCropSize % 32 == 0 else {
+            throw ConfigError.invalid("faces.refineCropSize must be 160, 192, 224, 256, 288 or 320, got \(faceRefineCropSize)")
         }
         if let camera, !Self.isValidCameraName(camera) {
             throw ConfigError.invalid("camera must be 1-64 letters, digits, '-' or '_', got '\(camera)'")

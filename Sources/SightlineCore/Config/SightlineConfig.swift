@@ -30,6 +30,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var maxRate: Double?
         public var idleRate: Double?
         public var refineEverySeconds: Double?
+        public var refineCropSize: Int?
         public var attributesEverySeconds: Double?
         public var minScore: Double?
     }
@@ -129,7 +130,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         "server": ["host", "port", "webRoot", "opencvThreads"],
         "source": ["spec", "width", "height", "fps", "offer"],
         "faces": ["enabled", "model", "maxFaces", "detectEvery", "region", "refineLandmarks", "maxRate", "idleRate",
-                  "refineEverySeconds", "attributesEverySeconds", "minScore"],
+                  "refineEverySeconds", "refineCropSize", "attributesEverySeconds", "minScore"],
         "demo": ["template"],
         "jpeg": ["quality"],
         "templates": ["threshold", "frameScale", "paths", "rotationRange", "rotationStep", "maxInstances"],

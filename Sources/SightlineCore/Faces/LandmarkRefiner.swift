@@ -22,6 +22,8 @@ final class LandmarkRefiner {
     static let defaultMaxPasses = 3
     static let uprightTolerance = 1.5
     var cropSize = defaultCropSize
+    /// Side of the crop of the live, tracked case (`refineFromTrack`).
+    var trackedCropSize = defaultCropSize
     var contextFactors = defaultContextFactors
     var maxPasses = defaultMaxPasses
     /// A crop face must score at least this to replace the first pass.
@@ -32,7 +34,8 @@ final class LandmarkRefiner {
     private let network: YuNetNetwork
     /// Forward passes run so far (for the benchmark and tests).
     private(set) var forwardPasses = 0
-    private var crop = ImageBuffer(width: defaultCropSize, height: defaultCropSize, channels: 3)
+    /// The crop buffers, by side (kept between calls).
+    private var crops: [Int: ImageBuffer] = [:]
 
     init(network: YuNetNetwork) { self.network = network }
 
@@ -47,7 +50,6 @@ final class LandmarkRefiner {
     /// start: the roll its track already had, which is usually within the
     /// upright tolerance of the answer, so one pass settles it.
     func refine(_ face: FaceObservation, in frame: ImageBuffer, startRoll: Double? = nil) throws -> FaceObservation {
-        if crop.width != cropSize { crop = ImageBuffer(width: cropSize, height: cropSize, channels: 3) }
         let firstRoll = startRoll ?? FaceGeometry.withPose(face).roll ?? 0
         let results = try startOffsets.compactMap { try follow(face, from: firstRoll + $0, in: frame) }
         guard let best = results.max(by: { $0.score < $1.score }) else { return face }
@@ -69,11 +71,11 @@ final class LandmarkRefiner {
     /// second crop turned by that reading follows, since a reading on a tilted
     /// crop falls short of the turn.
     func refineFromTrack(_ face: FaceObservation, in frame: ImageBuffer, trackedRoll: Double) throws -> FaceObservation {
-        if crop.width != cropSize { crop = ImageBuffer(width: cropSize, height: cropSize, channels: 3) }
         var turn = trackedRoll
         var best: FaceObservation?
         for _ in 0..<2 {
-            guard let next = try refineOnce(best ?? face, context: Self.trackedContext, in: frame, roll: turn) else { break }
+            guard let next = try refineOnce(best ?? face, context: Self.trackedContext, in: frame, roll: turn,
+                                            side: trackedCropSize) else { break }
             best = next
             let after = FaceGeometry.withPose(next).roll ?? turn
             if abs(FaceGeometry.normalizedDegrees(after - turn)) < Self.uprightTolerance { break }
@@ -102,7 +104,9 @@ final class LandmarkRefiner {
         var turn = roll
         var last: (face: FaceObservation, score: Double)?
         for _ in 0..<maxPasses {
-            let crops = try contextFactors.compactMap { try refineOnce(current, context: $0, in: frame, roll: turn) }
+            let crops = try contextFactors.compactMap {
+                try refineOnce(current, context: $0, in: frame, roll: turn, side: cropSize)
+            }
             guard let next = Self.average(crops) else { break }
             last = (next, crops.map(\.score).reduce(0, +) / Double(crops.count))
             current = next
@@ -115,8 +119,11 @@ final class LandmarkRefiner {
 
     /// The face with landmarks and box from one crop, or nil when the crop
     /// finds no face where it should be.
-    private func refineOnce(_ face: FaceObservation, context: Double, in frame: ImageBuffer, roll fixedRoll: Double?) throws -> FaceObservation? {
-        let size = Double(cropSize)
+    private func refineOnce(_ face: FaceObservation, context: Double, in frame: ImageBuffer, roll fixedRoll: Double?,
+                            side cropSide: Int) throws -> FaceObservation? {
+        let crop = crops[cropSide] ?? ImageBuffer(width: cropSide, height: cropSide, channels: 3)
+        crops[cropSide] = crop
+        let size = Double(cropSide)
         let side = max(face.box.w, face.box.h) * context
         guard side >= 1 else { return nil }
         let centre = PixelPoint(x: face.box.x + face.box.w / 2, y: face.box.y + face.box.h / 2)

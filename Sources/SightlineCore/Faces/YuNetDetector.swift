@@ -35,6 +35,10 @@ public final class YuNetDetector: FaceDetector {
         /// first-pass roll at once. 0 refines every face fully on every pass
         /// (still photos).
         public var refineEverySeconds = 0.0
+        /// Side of the crop of that live refinement (a multiple of 32): 320
+        /// reads roll best; 224 costs half as much, 160 a quarter, each with
+        /// a larger roll error (README, "Faces on a budget").
+        public var trackedCropSize = LandmarkRefiner.defaultCropSize
         /// A tracked face seen to hold still (see `refineInterval`: its last
         /// two readings, the track at the last one and the track now all
         /// within `steadyRollDegrees`; most faces, most of the time) waits
@@ -87,6 +91,7 @@ public final class YuNetDetector: FaceDetector {
         self.options = options
         refiner = LandmarkRefiner(network: network)
         refiner.startOffsets = options.refineStartOffsets
+        refiner.trackedCropSize = options.trackedCropSize
         input = ImageBuffer(width: network.inputSize, height: network.inputSize, channels: 3)
         attributes = options.attributes.map { FaceAttributeReader(options: $0) }
     }
