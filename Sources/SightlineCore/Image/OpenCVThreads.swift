@@ -12,10 +12,16 @@ import CSightlineOpenCV
 /// (`performance.opencvThreads: 1`); more threads lower one pass's latency
 /// on an idle machine at a higher total CPU cost.
 public enum OpenCVThreads {
-    /// Sets the count (1: every call on its calling thread).
+    /// Sets the count (1: every call on its calling thread). Only before any
+    /// OpenCV work starts: with TBB, changing it re-creates the arena that
+    /// parallel loops on other threads may be using (a test that did so while
+    /// other tests ran OpenCV crashed the test run inside libtbb).
     public static func set(_ threads: Int) {
-        slcv_set_threads(Int32(max(1, min(threads, 64))))
+        slcv_set_threads(Int32(clamped(threads)))
     }
+
+    /// The count `set` asks for: 1 to 64 (0 would mean OpenCV's own default).
+    static func clamped(_ threads: Int) -> Int { max(1, min(threads, 64)) }
 
     /// The count OpenCV uses now.
     public static var current: Int { Int(slcv_threads()) }
