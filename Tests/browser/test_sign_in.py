@@ -49,9 +49,8 @@ def wait_for_card(driver, server, wanted):
         WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: wanted in card_text(d))
     except Exception:
         notice = driver.find_element(By.CSS_SELECTOR, '#access [data-role=notice]').get_attribute('textContent')
-        log_tail = server.log()[-4000:] if hasattr(server, "log") else ""
         pytest.fail(f"the card never said {wanted!r}: card {card_text(driver)!r}, notice {notice!r}, "
-                    f"console {driver.get_log('browser')}, server log tail:\n{log_tail}")
+                    f"console {driver.get_log('browser')}, server log tail:\n{server.log()}")
 
 
 def sign_in(driver, token):

@@ -121,8 +121,13 @@ final class LandmarkRefiner {
     /// finds no face where it should be.
     private func refineOnce(_ face: FaceObservation, context: Double, in frame: ImageBuffer, roll fixedRoll: Double?,
                             side cropSide: Int) throws -> FaceObservation? {
-        let crop = crops[cropSide] ?? ImageBuffer(width: cropSide, height: cropSide, channels: 3)
-        crops[cropSide] = crop
+        let crop: ImageBuffer
+        if let kept = crops[cropSide] {
+            crop = kept
+        } else {
+            crop = ImageBuffer(width: cropSide, height: cropSide, channels: 3)
+            crops[cropSide] = crop
+        }
         let size = Double(cropSide)
         let side = max(face.box.w, face.box.h) * context
         guard side >= 1 else { return nil }
