@@ -5,26 +5,17 @@ import Foundation
 /// Matching: each track's box is predicted to the frame's time with a
 /// constant-velocity model, then observations and tracks are paired greedily
 /// by a cost made of (1 - IoU), centre distance in face sizes and size
-/// change, within gates. A track is shown only while the last detection
-/// confirmed it; one that missed a detection keeps its id for re-finding
-/// until it has been unseen for `maxAbsence` seconds. A track the last
-/// detection confirmed never ends by time alone: on a busy machine a pass
-/// can take longer than `maxAbsence`, and the face it found is still there
-/// (until `staleAfter`, when the detector counts as stalled). An unmatched
-/// observation starts a new track with a new id (ids are never reused). When
-/// detection runs only every k-th frame, `predict(at:)` carries the boxes on
-/// the frames between.
+/// change, within gates. A track survives missed detections for up to
+/// `maxAbsence` seconds; an unmatched observation starts a new track with a
+/// new id (ids are never reused). When detection runs only every k-th frame,
+/// `predict(at:)` carries the boxes on the frames between.
 ///
 /// Thread ownership: the pipeline thread, which calls `update` and `predict`
 /// in frame order. Not Sendable.
 public final class FaceTracker {
     public struct Options: Sendable {
-        /// Seconds without a detection after which a track that missed the
-        /// last detection ends (its id is not given to a face found later).
+        /// Seconds without a detection after which a track ends.
         public var maxAbsence: TimeInterval = 1.0
-        /// A confirmed track is not shown once no detection has looked for
-        /// it for this long (the detector stalled or stopped).
-        public var staleAfter: TimeInterval = 5.0
         /// A pair is considered when IoU reaches this ...
         public var minIoU = 0.1
         /// ... or the centres are closer than this many face sizes.
@@ -68,10 +59,7 @@ public final class FaceTracker {
     /// Feeds one frame's detections (taken at `time`, seconds) and returns the
     /// tracks seen in it, with their ids and smoothed angles.
     public func update(_ observations: [FaceObservation], at time: TimeInterval) -> [TrackedFace] {
-        // Only a track the last detection missed ends by time: passes may
-        // come further apart than maxAbsence (a slow or starved detector)
-        // while the face stays where it was.
-        tracks.removeAll { $0.missedLastUpdate && time - $0.lastSeen > options.maxAbsence }
+        tracks.removeAll { time - $0.lastSeen > options.maxAbsence }
         let pairs = assign(observations, at: time)
         var matchedTracks = Set<Int>()
         var reported: [TrackedFace] = []
@@ -96,7 +84,7 @@ public final class FaceTracker {
     public func predict(at time: TimeInterval) -> [TrackedFace] {
         tracks.compactMap { track in
             guard !track.missedLastUpdate, track.hits >= options.minimumHits,
-                  time - track.lastSeen <= options.staleAfter else { return nil }
+                  time - track.lastSeen <= options.maxAbsence else { return nil }
             return TrackedFace(id: track.id, observation: track.observation(at: time, options: options),
                                isPredicted: true)
         }
