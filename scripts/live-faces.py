@@ -19,6 +19,8 @@ the frame, and a key that names the face within this appearance of its photo.
 with one WebSocket client for --seconds, reads each frame's code and scores the face boxes
 of that frame against its truth:
 - found: faces wholly inside the frame boxed at IoU >= 0.4 (greedy pairing), as a share;
+- missed boxed off the mark: faces wholly inside the frame whose nearest box overlaps them by IoU
+  0.1-0.4 only (a box trailing a moving, zooming or turning face), as a share;
 - boxes on no face, per frame: face boxes whose IoU with every face in the frame (wholly
   inside or not) is below 0.1;
 - roll error (|reported - true|, degrees) of the found faces: median and p90;
@@ -152,6 +154,7 @@ class Scorer:
         self.last_index = None
         self.after_cuts = 0     # frames scored among the first two of an appearance (after a cut)
         self.stray_after_cuts = 0
+        self.missed_lagging = 0  # visible faces not found whose best box overlaps by IoU 0.1-0.4
 
     def add(self, index: int, boxes: list[dict]) -> None:
         """`boxes`: [{"box": [x, y, w, h], "roll": float | None, "id": int | None}] normalized."""
@@ -170,6 +173,8 @@ class Scorer:
             self.visible += 1
             best = max(left, key=lambda i: iou(boxes[i]["box"], face["box"]), default=None)
             if best is None or iou(boxes[best]["box"], face["box"]) < 0.4:
+                if best is not None and iou(boxes[best]["box"], face["box"]) >= 0.1:
+                    self.missed_lagging += 1
                 continue
             left.remove(best)
             self.found += 1
@@ -201,6 +206,8 @@ class Scorer:
         return {
             "framesScored": self.scored,
             "facesFound": round(self.found / self.visible, 3) if self.visible else None,
+            # the faces not found: boxed off the mark (IoU 0.1-0.4: a box trailing the face) or not at all
+            "missedBoxedOffTheMark": round(self.missed_lagging / self.visible, 3) if self.visible else None,
             "boxesOnNoFacePerFrame": round(self.stray / self.scored, 3) if self.scored else None,
             "rollErrorDeg": {"median": percentile(self.roll_errors, 0.5), "p90": percentile(self.roll_errors, 0.9),
                              "count": len(self.roll_errors)},

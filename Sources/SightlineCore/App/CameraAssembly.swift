@@ -117,6 +117,8 @@ public struct CameraAssembly {
         yunet.trackedCropSize = settings.faceRefineCropSize
         yunet.attributesEverySeconds = settings.faceAttributesEverySeconds
         yunet.scoreThreshold = settings.faceMinScore
+        yunet.confirmMissedTracks = true
+        yunet.deferNewFaceRefinement = true
         var haar = HaarFaceDetector.Options()
         haar.regionOfInterest = settings.faceRegion
         let choice = try FaceDetectorFactory.choose(modelPath: settings.faceModel, yunet: yunet, haar: haar, logger: logger)
@@ -134,7 +136,8 @@ public struct CameraAssembly {
         let brokered = settings.mqtt.options(camera: settings.cameraName) != nil
         let stage = FaceStage(detector: detector, tracker: FaceTracker(), service: service,
                               detectEvery: every, limit: settings.maxFaces,
-                              policy: FaceDetectionPolicy(maxRate: settings.faceMaxRate, idleRate: settings.faceIdleRate),
+                              policy: FaceDetectionPolicy(maxRate: settings.faceMaxRate, idleRate: settings.faceIdleRate, 
+                                                            fineEverySeconds: settings.faceFineEverySeconds),
                               isWatched: { [stats] in brokered || stats.streamingClients > 0 }, stats: stats)
         return Faces(stage: stage, service: service, info: info)
     }

@@ -46,6 +46,8 @@ public struct ServeSettings: Sendable {
     /// Detection passes a second at most, and on a still scene or with nobody watching (FaceDetectionPolicy).
     public var faceMaxRate = 10.0
     public var faceIdleRate = 2.0
+    /// Seconds between fine face passes (small and tilted faces; FaceDetectionPolicy); 0: only after cuts.
+    public var faceFineEverySeconds = 1.0
     /// YuNet: each tracked face's landmarks are re-read at most this often (new faces at once).
     public var faceRefineEverySeconds = 0.1
     /// YuNet: side of a tracked face's refining crop (160-320, a multiple of
@@ -154,6 +156,7 @@ public struct ServeSettings: Sendable {
         if let v = config.faces?.refineLandmarks { faceRefineLandmarks = v }
         if let v = config.faces?.maxRate { faceMaxRate = v }
         if let v = config.faces?.idleRate { faceIdleRate = v }
+        if let v = config.faces?.fineEverySeconds { faceFineEverySeconds = v }
         if let v = config.faces?.refineEverySeconds { faceRefineEverySeconds = v }
         if let v = config.faces?.refineCropSize { faceRefineCropSize = v }
         if let v = config.faces?.attributesEverySeconds { faceAttributesEverySeconds = v }
@@ -227,6 +230,9 @@ public struct ServeSettings: Sendable {
         }
         guard faceIdleRate > 0, faceIdleRate <= faceMaxRate else {
             throw ConfigError.invalid("faces.idleRate must be more than 0 and at most faces.maxRate, got \(faceIdleRate)")
+        }
+        guard faceFineEverySeconds == 0 || (0.2...60).contains(faceFineEverySeconds) else {
+            throw ConfigError.invalid("faces.fineEverySeconds must be 0 (only after cuts) or 0.2 to 60, got \(faceFineEverySeconds)")
         }
         guard faceAttributesEverySeconds >= 0, faceAttributesEverySeconds <= 60 else {
             throw ConfigError.invalid("faces.attributesEverySeconds must be 0 to 60, got \(faceAttributesEverySeconds)")

@@ -29,6 +29,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var refineLandmarks: Bool?
         public var maxRate: Double?
         public var idleRate: Double?
+        public var fineEverySeconds: Double?
         public var refineEverySeconds: Double?
         public var refineCropSize: Int?
         public var attributesEverySeconds: Double?
@@ -130,6 +131,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         "server": ["host", "port", "webRoot", "opencvThreads"],
         "source": ["spec", "width", "height", "fps", "offer"],
         "faces": ["enabled", "model", "maxFaces", "detectEvery", "region", "refineLandmarks", "maxRate", "idleRate",
+                  "fineEverySeconds",
                   "refineEverySeconds", "refineCropSize", "attributesEverySeconds", "minScore"],
         "demo": ["template"],
         "jpeg": ["quality"],

@@ -8,6 +8,10 @@ import Foundation
 /// - `still`: nothing tracked and nothing changed — `idleRate` passes a
 ///   second, so a face that appears without changing the picture much (a
 ///   slow walk in the distance) is still found within 1 / idleRate seconds;
+/// - the second pass on a new picture (after a cut, or the first frames),
+///   and one pass every `fineEverySeconds`, are fine passes, which find faces
+///   too small for the others (at four times the cost); the faces they find
+///   are kept between them by the passes' confirming crops (YuNetDetector).
 /// - `unwatched`: nobody consumes faces live (no WebSocket or MJPEG viewer and
 ///   no MQTT broker) — `idleRate` passes a second whatever the scene; events
 ///   are still recorded, starting at most 1 / idleRate seconds late.
@@ -21,9 +25,24 @@ public struct FaceDetectionPolicy: Sendable, Equatable {
     /// Passes a second on a still scene without faces, and while unwatched.
     public var idleRate: Double
 
-    public init(maxRate: Double = 10, idleRate: Double = 2) {
+    /// Seconds between fine passes at most (0: none but those after a cut).
+    public var fineEverySeconds: Double
+    /// Fine passes that follow the first on a new picture (one for each of
+    /// YuNet's fine turns, so every tilt is looked for at once).
+    public var finePassesOnNewPicture = 3
+
+    public init(maxRate: Double = 10, idleRate: Double = 2, fineEverySeconds: Double = 1) {
         self.maxRate = maxRate
         self.idleRate = idleRate
+        self.fineEverySeconds = fineEverySeconds
+    }
+
+    /// Whether the pass about to start is fine: the second on a new picture
+    /// (the first is the usual one, so large faces are boxed at once), or the
+    /// first `fineEverySeconds` after the last fine one.
+    public func fine(passesOnPicture: Int, secondsSinceFine: Double) -> Bool {
+        guard passesOnPicture > 0 else { return false }
+        return passesOnPicture <= finePassesOnNewPicture || (fineEverySeconds > 0 && secondsSinceFine >= fineEverySeconds * 0.95)
     }
 
     public func mode(tracking: Bool, changed: Bool, watched: Bool) -> Mode {

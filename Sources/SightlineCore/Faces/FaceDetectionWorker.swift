@@ -26,7 +26,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     private let detector: FaceDetector
     private let limit: Int
     private let condition = NSCondition()
-    private var pending: (image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double, hints: [FaceObservation])?
+    private var pending: (image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double, hints: [FaceObservation], fine: Bool)?
     private var result: Result?
     /// Results of frames taken before this time are dropped (`discardResults`).
     private var discardBefore = -Double.infinity
@@ -34,6 +34,10 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     private var stopped = false
     /// Set once the thread has left its loop (guarded by `condition`).
     private var exited = false
+    /// The faces of the last pass and its frame's time (guarded by `condition`).
+    private var previous: (faces: [FaceObservation], capturedAt: Double) = ([], -Double.infinity)
+    /// Boxes overlapping this much (IoU) are taken for the same face.
+    static let sameFace = 0.3
 
     public init(detector: FaceDetector, limit: Int) {
         self.detector = detector
@@ -50,14 +54,15 @@ public final class FaceDetectionWorker: @unchecked Sendable {
 
     /// Hands over a frame for the next detection, replacing one still
     /// waiting; false once stopped. The buffers are only read afterwards.
-    /// `hints` are the tracked faces at the frame's time (see FaceDetector).
+    /// `hints` are the tracked faces at the frame's time, `fine` asks for the
+    /// pass that finds small faces too (see FaceDetector).
     @discardableResult
     public func offer(_ image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double,
-                      hints: [FaceObservation] = []) -> Bool {
+                      hints: [FaceObservation] = [], fine: Bool = false) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !stopped else { return false }
-        pending = (image, gray, capturedAt, hints)
+        pending = (image, gray, capturedAt, hints, fine)
         condition.signal()
         return true
     }
@@ -107,10 +112,19 @@ public final class FaceDetectionWorker: @unchecked Sendable {
             }
             let job = pending!
             pending = nil
+            // The tracked faces came with the offer, which may predate the
+            // last pass's result (the frame waited while that pass ran): its
+            // faces that no hint covers are added, so a face that pass found
+            // is looked for again rather than missed (YuNet's confirming
+            // crops), unless the picture was cut since.
+            let hints = previous.capturedAt < discardBefore ? job.hints
+                : job.hints + previous.faces.filter { face in
+                    !job.hints.contains { FaceGeometry.intersectionOverUnion($0.box, face.box) >= Self.sameFace }
+                }
             condition.unlock()
 
             let start = MonotonicClock.nanos()
-            let outcome = Swift.Result { try detector.detect(in: job.image, gray: job.gray, limit: limit, hints: job.hints) }
+            let outcome: Swift.Result<[FaceObservation], Error> = Swift.Result { try detector.detect(in: job.image, gray: job.gray, limit: limit, hints: hints, fine: job.fine) }
             let seconds = Double(MonotonicClock.nanos() - start) / 1e9
 
             condition.lock()
@@ -118,6 +132,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
             case .success where job.capturedAt < discardBefore:
                 break  // its picture was cut away while it ran
             case .success(let observations):
+                previous = (observations, job.capturedAt)
                 result = Result(observations: observations, image: job.image, gray: job.gray,
                                 capturedAt: job.capturedAt, seconds: seconds)
             case .failure(let error):

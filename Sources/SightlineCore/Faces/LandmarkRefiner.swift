@@ -86,6 +86,16 @@ final class LandmarkRefiner {
         return refined
     }
 
+    /// Looks for a tracked face the frame-wide pass missed: one crop around
+    /// its predicted box turned by `roll`; the face found near the crop's
+    /// centre scoring at least `minScore` (with its crop score), or nil.
+    func confirm(_ face: FaceObservation, in frame: ImageBuffer, roll: Double, minScore: Double) throws
+        -> FaceObservation? {
+        guard let found = try refineOnce(face, context: Self.trackedContext, in: frame, roll: roll,
+                                         side: trackedCropSize), found.score >= minScore else { return nil }
+        return found
+    }
+
     /// Crop side for `refineFromTrack`, in face sizes.
     static let trackedContext = 1.4
 

@@ -49,6 +49,28 @@ public final class YuNetDetector: FaceDetector {
         /// (for strongly tilted faces). Costs one pass per angle on empty frames,
         /// so live pipelines leave it empty.
         public var rotationFallbackAngles: [Double] = []
+        /// Live: a tracked face (hint) that the pass did not find is looked
+        /// for once more on a crop where it was predicted, turned by its
+        /// tracked roll (one forward pass on a face at the crop's scale,
+        /// where the frame-wide pass sees it small and possibly tilted). Found
+        /// with at least `scoreThreshold`, it is reported (its crop's
+        /// landmarks count as a refinement); not found, it is missed, and the
+        /// tracker hides it at once.
+        public var confirmMissedTracks = false
+        /// Live: a face new to the tracker is reported without its upright
+        /// crop reading, so the pass that finds it (a cut, a person walking
+        /// in) ends sooner; its roll comes with the next pass. Off, the
+        /// pass reads it at once (one or two crops a new face).
+        public var deferNewFaceRefinement = false
+        /// The long side a fine pass (`detect(..., fine: true)`) gives the
+        /// frame: 640 finds faces down to about 20 pixels wide where the
+        /// model's 320 finds them from about 40.
+        public var fineInputSize = 640
+        /// Fine passes look for faces of each of these tilts in turn (roll,
+        /// degrees clockwise; the frame is turned back by it), so a head
+        /// tilted further than the model finds upright (about 30°) is found
+        /// by one of them.
+        public var fineTurns: [Double] = [0, 30, -30]
         /// Read `smile` and `eyesClosed` from each face's pixels (3 to 15 ms a
         /// face, more for larger faces).
         public var attributes: FaceAttributeReader.Options? = FaceAttributeReader.Options()
@@ -83,6 +105,9 @@ public final class YuNetDetector: FaceDetector {
     private var refined: [RefineRecord] = []
     /// Faces read for attributes under live pacing (for tests).
     private(set) var attributeReads = 0
+    /// Missed tracks found again by a confirming crop, and fine passes run (for tests).
+    private(set) var confirmations = 0
+    private(set) var finePasses = 0
     private var attributed: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double, smile: Double?,
                               eyesClosed: Bool?)] = []
 
@@ -104,16 +129,49 @@ public final class YuNetDetector: FaceDetector {
     /// gives it its roll as the second pass's start.
     static let hintOverlap = 0.3
 
-    public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation]) throws
-        -> [FaceObservation] {
+    public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Bool)
+        throws -> [FaceObservation] {
         guard limit > 0, let region = searchRegion(frame) else { return [] }
-        var faces = try detectOnce(frame, region: region, limit: limit)
-        if faces.isEmpty { faces = try detectTurned(frame, region: region, limit: limit) }
+        // A fine pass looks at the region at up to `fineInputSize` on its long
+        // side (never smaller than the model's size, never upscaled past 1:1).
+        let inputSize = fine ? max(network.inputSize, min(options.fineInputSize, max(region.w, region.h)))
+            : network.inputSize
+        var faces: [FaceObservation]
+        let turn = fine && !options.fineTurns.isEmpty ? options.fineTurns[finePasses % options.fineTurns.count] : 0
+        if fine { finePasses += 1 }
+        if turn != 0 {
+            // Turning the frame back by a tilt makes faces of that tilt upright.
+            faces = try detectTurned(frame, region: region, limit: limit, inputSize: inputSize, angles: [-turn])
+        } else {
+            faces = try detectOnce(frame, region: region, limit: limit, inputSize: inputSize)
+        }
+        if faces.isEmpty {
+            faces = try detectTurned(frame, region: region, limit: limit, inputSize: inputSize,
+                                     angles: options.rotationFallbackAngles)
+        }
+        let now = Double(MonotonicClock.nanos()) / 1e9
+        var records: [RefineRecord] = []
+        // Faces found by a confirming crop: already read upright.
+        var confirmed = Set<Int>()
+        if options.confirmMissedTracks {
+            let missed = hints.filter { hint in
+                !faces.contains { FaceGeometry.intersectionOverUnion($0.box, hint.box) >= Self.hintOverlap }
+            }
+            for hint in missed where faces.count < limit {
+                guard let found = try refiner.confirm(hint, in: frame, roll: hint.roll ?? 0,
+                                                      minScore: options.scoreThreshold) else { continue }
+                confirmations += 1
+                confirmed.insert(faces.count)
+                faces.append(found)
+                let last = Self.overlapping(found.box, in: refined, box: { $0.box })
+                records.append(RefineRecord(box: found.box, at: now, tracked: hint.roll,
+                                            reading: FaceGeometry.withPose(found).roll,
+                                            previousReading: last?.reading))
+            }
+        }
         var unrefined = Set<Int>()
         if options.refineLandmarks {
-            let now = Double(MonotonicClock.nanos()) / 1e9
-            var records: [RefineRecord] = []
-            for (index, face) in faces.enumerated() {
+            for (index, face) in faces.enumerated() where !confirmed.contains(index) {
                 let hint = Self.overlapping(face.box, in: hints.filter { $0.roll != nil }, box: { $0.box })?.roll
                 let last = Self.overlapping(face.box, in: refined, box: { $0.box })
                 if options.refineEverySeconds > 0 {
@@ -124,6 +182,10 @@ public final class YuNetDetector: FaceDetector {
                         var carried = last
                         carried.box = face.box
                         records.append(carried)
+                    } else if hint == nil, options.deferNewFaceRefinement,
+                              !hints.contains(where: { FaceGeometry.intersectionOverUnion($0.box, face.box) >= Self.hintOverlap }) {
+                        // New to the tracker: boxed now, read upright on the next pass.
+                        unrefined.insert(index)
                     } else {
                         // One crop turned by the tracked roll; for a face new to
                         // the tracker by its first-pass roll (one or two forward
@@ -142,30 +204,30 @@ public final class YuNetDetector: FaceDetector {
                                                 reading: FaceGeometry.withPose(faces[index]).roll, previousReading: nil))
                 }
             }
-            refined = records
         }
+        if options.refineLandmarks || options.confirmMissedTracks { refined = records }
         faces = faces.map(FaceGeometry.withPose)
         // A first-pass roll reads tilted faces short; the tracker's own is better.
         for index in unrefined { faces[index].roll = nil }
         guard let attributes, !faces.isEmpty else { return faces }
         let gray = try gray ?? ImageOps.gray(frame)
         guard options.attributesEverySeconds > 0 else { return try faces.map { try attributes.read($0, gray: gray) } }
-        let now = Double(MonotonicClock.nanos()) / 1e9
-        var records: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double, smile: Double?,
+        let readAt = Double(MonotonicClock.nanos()) / 1e9
+        var attributeRecords: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double, smile: Double?,
                        eyesClosed: Bool?)] = []
         for index in faces.indices {
             if let last = Self.overlapping(faces[index].box, in: attributed, box: { $0.box }),
-               now - last.at < options.attributesEverySeconds * 0.8 {
+               readAt - last.at < options.attributesEverySeconds * 0.8 {
                 faces[index].smile = last.smile
                 faces[index].eyesClosed = last.eyesClosed
-                records.append((faces[index].box, last.at, last.smile, last.eyesClosed))
+                attributeRecords.append((faces[index].box, last.at, last.smile, last.eyesClosed))
             } else {
                 faces[index] = try attributes.read(faces[index], gray: gray)
                 attributeReads += 1
-                records.append((faces[index].box, now, faces[index].smile, faces[index].eyesClosed))
+                attributeRecords.append((faces[index].box, readAt, faces[index].smile, faces[index].eyesClosed))
             }
         }
-        attributed = records
+        attributed = attributeRecords
         return faces
     }
 
@@ -216,9 +278,9 @@ public final class YuNetDetector: FaceDetector {
 
     /// One letterboxed pass over the region, in frame pixels, after NMS.
     private func detectOnce(_ frame: ImageBuffer, region: (x: Int, y: Int, w: Int, h: Int),
-                            limit: Int) throws -> [FaceObservation] {
+                            limit: Int, inputSize: Int) throws -> [FaceObservation] {
         let letterbox = Letterbox(regionX: region.x, regionY: region.y, regionWidth: region.w,
-                                  regionHeight: region.h, inputSize: network.inputSize)
+                                  regionHeight: region.h, inputSize: inputSize)
         if input.width != letterbox.inputWidth || input.height != letterbox.inputHeight {
             input = ImageBuffer(width: letterbox.inputWidth, height: letterbox.inputHeight, channels: 3)
         }
@@ -231,13 +293,13 @@ public final class YuNetDetector: FaceDetector {
     /// Passes on turned copies of the frame until one finds faces; the faces
     /// are turned back, and those whose centre falls outside the region dropped.
     private func detectTurned(_ frame: ImageBuffer, region: (x: Int, y: Int, w: Int, h: Int),
-                              limit: Int) throws -> [FaceObservation] {
+                              limit: Int, inputSize: Int, angles: [Double]) throws -> [FaceObservation] {
         let centre = PixelPoint(x: Double(frame.width) / 2, y: Double(frame.height) / 2)
-        for angle in options.rotationFallbackAngles {
+        for angle in angles {
             let turned = try ImageOps.rotated(frame, clockwiseDegrees: angle)
             let whole = (x: 0, y: 0, w: frame.width, h: frame.height)
             let back = AffineTransform.rotation(about: centre, clockwiseDegrees: -angle, scale: 1, to: centre)
-            let faces = try detectOnce(turned, region: whole, limit: limit)
+            let faces = try detectOnce(turned, region: whole, limit: limit, inputSize: inputSize)
                 .map { back.apply(to: $0) }
                 .filter { contains(region, $0) }
             if !faces.isEmpty { return faces }

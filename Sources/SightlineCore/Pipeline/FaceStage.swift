@@ -27,6 +27,9 @@ public final class FaceStage: PipelineStage {
     private var framesSinceOffer = Int.max / 2
     private var lastOfferAt = -Double.infinity
     private var changedSinceOffer = true
+    /// Passes offered since the last cut (or the start), and when the last fine one was.
+    private var passesOnPicture = 0
+    private var lastFineAt = -Double.infinity
 
     /// `isWatched` says whether anyone consumes faces live now (viewers, a
     /// broker); it is asked on the pipeline thread once a frame.
@@ -63,6 +66,7 @@ public final class FaceStage: PipelineStage {
                 tracker.endAllTracks()
                 worker.discardResults(before: frame.capturedAt)
                 lastOfferAt = -Double.infinity
+                passesOnPicture = 0
                 stats?.faceSceneCut()
             }
         }
@@ -77,9 +81,13 @@ public final class FaceStage: PipelineStage {
         if offerDue, let gray = context.gray {
             let mode = policy.mode(tracking: !tracked.isEmpty, changed: changedSinceOffer, watched: isWatched())
             stats?.faceMode(mode)
+            let fine = policy.fine(passesOnPicture: passesOnPicture, secondsSinceFine: frame.capturedAt - lastFineAt)
             if frame.capturedAt - lastOfferAt >= policy.interval(mode) * 0.95,
-               worker.offer(frame.image, gray: gray, capturedAt: frame.capturedAt, hints: tracked.map(\.observation)) {
+               worker.offer(frame.image, gray: gray, capturedAt: frame.capturedAt, hints: tracked.map(\.observation),
+                            fine: fine) {
                 probe.keepAsReference()
+                passesOnPicture += 1
+                if fine { lastFineAt = frame.capturedAt }
                 framesSinceOffer = 0
                 lastOfferAt = frame.capturedAt
                 changedSinceOffer = false

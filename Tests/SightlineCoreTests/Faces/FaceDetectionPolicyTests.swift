@@ -15,6 +15,18 @@ struct FaceDetectionPolicyTests {
         #expect(policy.interval(.unwatched) == 0.5)
     }
 
+    @Test("fine passes: never the first on a new picture (large faces at once), the next three, then one a period")
+    func finePasses() {
+        let policy = FaceDetectionPolicy(maxRate: 10, idleRate: 2, fineEverySeconds: 1)
+        #expect(!policy.fine(passesOnPicture: 0, secondsSinceFine: 100))
+        #expect((1...3).allSatisfy { policy.fine(passesOnPicture: $0, secondsSinceFine: 0.1) })
+        #expect(!policy.fine(passesOnPicture: 4, secondsSinceFine: 0.5))
+        #expect(policy.fine(passesOnPicture: 40, secondsSinceFine: 1))
+        let onlyAfterCuts = FaceDetectionPolicy(maxRate: 10, idleRate: 2, fineEverySeconds: 0)
+        #expect(!onlyAfterCuts.fine(passesOnPicture: 40, secondsSinceFine: 100))
+        #expect(onlyAfterCuts.fine(passesOnPicture: 2, secondsSinceFine: 0))
+    }
+
     @Test("the change probe ignores sensor noise and sees a face-sized change")
     func changeProbe() throws {
         let probe = SceneChangeProbe()
