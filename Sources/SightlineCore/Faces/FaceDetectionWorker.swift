@@ -26,7 +26,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     private let detector: FaceDetector
     private let limit: Int
     private let condition = NSCondition()
-    private var pending: (image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double, hints: [FaceObservation], fine: Bool)?
+    private var pending: (image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double, hints: [FaceObservation], fine: Int?)?
     private var result: Result?
     /// Results of frames taken before this time are dropped (`discardResults`).
     private var discardBefore = -Double.infinity
@@ -54,11 +54,11 @@ public final class FaceDetectionWorker: @unchecked Sendable {
 
     /// Hands over a frame for the next detection, replacing one still
     /// waiting; false once stopped. The buffers are only read afterwards.
-    /// `hints` are the tracked faces at the frame's time, `fine` asks for the
-    /// pass that finds small faces too (see FaceDetector).
+    /// `hints` are the tracked faces at the frame's time, `fine` asks for a
+    /// pass that finds small and tilted faces too (see FaceDetector).
     @discardableResult
     public func offer(_ image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double,
-                      hints: [FaceObservation] = [], fine: Bool = false) -> Bool {
+                      hints: [FaceObservation] = [], fine: Int? = nil) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !stopped else { return false }

@@ -60,16 +60,18 @@ public protocol FaceDetector: AnyObject {
     /// The same, given the faces already tracked, moved to this frame's time
     /// (`hints`): a detector may start from what they know (YuNet starts its
     /// second landmark pass from a face's tracked roll). Never required for
-    /// correctness, only for speed. `fine` asks for a pass that also finds
-    /// faces too small for the usual one (YuNet: the frame at up to 640
-    /// pixels on its long side rather than 320; about four times the cost).
-    func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Bool) throws
+    /// correctness, only for speed. `fine` (nil for the usual pass) asks for
+    /// a pass that also finds faces too small or tilted for the usual one
+    /// (YuNet: the frame at up to 640 pixels on its long side rather than
+    /// 320, looking for the `fine`-th of its tilts; about four times the
+    /// cost); it counts the fine passes on the picture, from 0.
+    func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Int?) throws
         -> [FaceObservation]
 }
 
 extension FaceDetector {
     /// Detectors that have no use for hints or a finer pass ignore them.
-    public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Bool)
+    public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Int?)
         throws -> [FaceObservation] {
         try detect(in: frame, gray: gray, limit: limit)
     }
@@ -77,6 +79,6 @@ extension FaceDetector {
     /// The usual pass, given the tracked faces.
     public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation]) throws
         -> [FaceObservation] {
-        try detect(in: frame, gray: gray, limit: limit, hints: hints, fine: false)
+        try detect(in: frame, gray: gray, limit: limit, hints: hints, fine: nil)
     }
 }

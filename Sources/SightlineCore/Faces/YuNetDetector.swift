@@ -62,11 +62,11 @@ public final class YuNetDetector: FaceDetector {
         /// in) ends sooner; its roll comes with the next pass. Off, the
         /// pass reads it at once (one or two crops a new face).
         public var deferNewFaceRefinement = false
-        /// The long side a fine pass (`detect(..., fine: true)`) gives the
+        /// The long side a fine pass (`detect(..., fine: n)`) gives the
         /// frame: 640 finds faces down to about 20 pixels wide where the
         /// model's 320 finds them from about 40.
         public var fineInputSize = 640
-        /// Fine passes look for faces of each of these tilts in turn (roll,
+        /// The fine passes on a picture look for faces of each of these tilts in turn (roll,
         /// degrees clockwise; the frame is turned back by it), so a head
         /// tilted further than the model finds upright (about 30°) is found
         /// by one of them.
@@ -129,16 +129,16 @@ public final class YuNetDetector: FaceDetector {
     /// gives it its roll as the second pass's start.
     static let hintOverlap = 0.3
 
-    public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Bool)
+    public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Int?)
         throws -> [FaceObservation] {
         guard limit > 0, let region = searchRegion(frame) else { return [] }
         // A fine pass looks at the region at up to `fineInputSize` on its long
         // side (never smaller than the model's size, never upscaled past 1:1).
-        let inputSize = fine ? max(network.inputSize, min(options.fineInputSize, max(region.w, region.h)))
+        let inputSize = fine != nil ? max(network.inputSize, min(options.fineInputSize, max(region.w, region.h)))
             : network.inputSize
         var faces: [FaceObservation]
-        let turn = fine && !options.fineTurns.isEmpty ? options.fineTurns[finePasses % options.fineTurns.count] : 0
-        if fine { finePasses += 1 }
+        let turn = fine.map { options.fineTurns.isEmpty ? 0 : options.fineTurns[$0 % options.fineTurns.count] } ?? 0
+        if fine != nil { finePasses += 1 }
         if turn != 0 {
             // Turning the frame back by a tilt makes faces of that tilt upright.
             faces = try detectTurned(frame, region: region, limit: limit, inputSize: inputSize, angles: [-turn])

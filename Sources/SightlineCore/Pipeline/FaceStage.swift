@@ -27,8 +27,10 @@ public final class FaceStage: PipelineStage {
     private var framesSinceOffer = Int.max / 2
     private var lastOfferAt = -Double.infinity
     private var changedSinceOffer = true
-    /// Passes offered since the last cut (or the start), and when the last fine one was.
+    /// Passes and fine passes offered since the last cut (or the start), and
+    /// when the last fine one was.
     private var passesOnPicture = 0
+    private var finePassesOnPicture = 0
     private var lastFineAt = -Double.infinity
 
     /// `isWatched` says whether anyone consumes faces live now (viewers, a
@@ -67,6 +69,7 @@ public final class FaceStage: PipelineStage {
                 worker.discardResults(before: frame.capturedAt)
                 lastOfferAt = -Double.infinity
                 passesOnPicture = 0
+                finePassesOnPicture = 0
                 stats?.faceSceneCut()
             }
         }
@@ -84,10 +87,13 @@ public final class FaceStage: PipelineStage {
             let fine = policy.fine(passesOnPicture: passesOnPicture, secondsSinceFine: frame.capturedAt - lastFineAt)
             if frame.capturedAt - lastOfferAt >= policy.interval(mode) * 0.95,
                worker.offer(frame.image, gray: gray, capturedAt: frame.capturedAt, hints: tracked.map(\.observation),
-                            fine: fine) {
+                            fine: fine ? finePassesOnPicture : nil) {
                 probe.keepAsReference()
                 passesOnPicture += 1
-                if fine { lastFineAt = frame.capturedAt }
+                if fine {
+                    lastFineAt = frame.capturedAt
+                    finePassesOnPicture += 1
+                }
                 framesSinceOffer = 0
                 lastOfferAt = frame.capturedAt
                 changedSinceOffer = false

@@ -39,8 +39,8 @@ struct LiveFaceSearchTests {
     func finePassFindsSmallFaces() throws {
         let image = try Self.frame(photoWidth: 56)
         let detector = try Self.live()
-        let usual = try detector.detect(in: image, gray: nil, limit: 10, hints: [], fine: false)
-        let fine = try detector.detect(in: image, gray: nil, limit: 10, hints: [], fine: true)
+        let usual = try detector.detect(in: image, gray: nil, limit: 10, hints: [], fine: nil)
+        let fine = try detector.detect(in: image, gray: nil, limit: 10, hints: [], fine: 0)
         print("small face: usual \(usual.map(\.box)), fine \(fine.map(\.box))")
         #expect(Self.near(usual, 320, 240, within: 30) == nil)
         let face = try #require(Self.near(fine, 320, 240, within: 30))
@@ -57,9 +57,9 @@ struct LiveFaceSearchTests {
     func finePassesTurn() throws {
         let image = try Self.frame(photoWidth: Self.tiltedWidth, turn: Self.tilt)
         let detector = try Self.live { $0.fineTurns = [0, 30] }
-        let upright = try detector.detect(in: image, gray: nil, limit: 10, hints: [], fine: true)   // tilt 0
+        let upright = try detector.detect(in: image, gray: nil, limit: 10, hints: [], fine: 0)
         #expect(Self.near(upright, 320, 240, within: 40) == nil, "found \(upright.map(\.box))")
-        let turned = try detector.detect(in: image, gray: nil, limit: 10, hints: [], fine: true)    // tilt 30
+        let turned = try detector.detect(in: image, gray: nil, limit: 10, hints: [], fine: 1)
         let face = try #require(Self.near(turned, 320, 240, within: 40), "found \(turned.map(\.box))")
         #expect(face.roll == nil)  // new: its upright reading comes with the next pass
     }
@@ -69,13 +69,13 @@ struct LiveFaceSearchTests {
         let image = try Self.frame(photoWidth: 110, turn: 40)
         let detector = try Self.live()
         // The premise: the usual pass does not find this small tilted face.
-        #expect(try detector.detect(in: image, gray: nil, limit: 10, hints: [], fine: false).isEmpty)
+        #expect(try detector.detect(in: image, gray: nil, limit: 10, hints: [], fine: nil).isEmpty)
         // Where it is: the still-photo detector's full search.
         let still = try YuNetDetector(modelPath: FaceTestData.modelPath(FaceTestData.model320), options: .stillImage)
         var tracked = try #require(Self.near(try still.detect(in: image, gray: nil, limit: 10), 320, 240, within: 40))
         #expect(abs(try #require(tracked.roll) - 40) < 8)
         tracked.roll = 36  // a track trails the head a little
-        let confirmed = try detector.detect(in: image, gray: nil, limit: 10, hints: [tracked], fine: false)
+        let confirmed = try detector.detect(in: image, gray: nil, limit: 10, hints: [tracked], fine: nil)
         let face = try #require(Self.near(confirmed, 320, 240, within: 40))
         #expect(detector.confirmations == 1)
         #expect(abs(try #require(face.roll) - 40) < 8, "the crop reads its roll")
@@ -83,7 +83,7 @@ struct LiveFaceSearchTests {
         var gone = tracked
         gone.box = (x: 40, y: 40, w: tracked.box.w, h: tracked.box.h)
         let empty = try detector.detect(in: Self.frame(photoWidth: 110, cx: 500, cy: 360, turn: 0), gray: nil,
-                                        limit: 10, hints: [gone], fine: false)
+                                        limit: 10, hints: [gone], fine: nil)
         #expect(Self.near(empty, 40 + gone.box.w / 2, 40 + gone.box.h / 2, within: 40) == nil)
         #expect(detector.confirmations == 1)
     }
@@ -93,11 +93,11 @@ struct LiveFaceSearchTests {
         let image = try ImageOps.rotated(FaceTestData.image("grace_hopper.jpg"), clockwiseDegrees: 20)
         let detector = try Self.live()
         var before = detector.refiner.forwardPasses
-        let new = try #require(try detector.detect(in: image, gray: nil, limit: 1, hints: [], fine: false).first)
+        let new = try #require(try detector.detect(in: image, gray: nil, limit: 1, hints: [], fine: nil).first)
         #expect(detector.refiner.forwardPasses == before)
         #expect(new.roll == nil)
         before = detector.refiner.forwardPasses
-        let tracked = try #require(try detector.detect(in: image, gray: nil, limit: 1, hints: [new], fine: false).first)
+        let tracked = try #require(try detector.detect(in: image, gray: nil, limit: 1, hints: [new], fine: nil).first)
         #expect(detector.refiner.forwardPasses > before)
         #expect(abs(try #require(tracked.roll) - 20) < 5)
     }
@@ -112,7 +112,7 @@ final class HintRecordingDetector: FaceDetector, @unchecked Sendable {
     var hintsSeen: [[FaceObservation]] { lock.withLock { seen } }
     static let face = FaceObservation(box: (x: 100, y: 80, w: 60, h: 70), score: 0.9)
     func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] { [Self.face] }
-    func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Bool) throws
+    func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Int?) throws
         -> [FaceObservation] {
         lock.withLock { seen.append(hints) }
         return [Self.face]
