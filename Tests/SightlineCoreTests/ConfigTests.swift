@@ -32,6 +32,18 @@ import Testing
         }
     }
 
+    @Test func fineEverySecondsComesFromTheConfigAndIsChecked() throws {
+        var settings = ServeSettings()
+        #expect(settings.faceFineEverySeconds == 1)
+        try settings.apply(SightlineConfig.parse("faces:\n  fineEverySeconds: 0\n", origin: "x.yaml"))
+        #expect(settings.faceFineEverySeconds == 0)
+        try settings.validate()
+        for wrong in [-1, 0.1, 61] {
+            settings.faceFineEverySeconds = wrong
+            #expect(throws: ConfigError.self) { try settings.validate() }
+        }
+    }
+
     @Test func unknownKeyIsNamed() {
         #expect {
             try SightlineConfig.parse("server:\n  prot: 80\n", origin: "x.yaml")
