@@ -118,7 +118,7 @@ public struct CameraAssembly {
         yunet.attributesEverySeconds = settings.faceAttributesEverySeconds
         yunet.scoreThreshold = settings.faceMinScore
         yunet.confirmMissedTracks = true
-        yunet.deferNewFaceRefinement = true
+        yunet.newFacesReadAtOnce = 1
         var haar = HaarFaceDetector.Options()
         haar.regionOfInterest = settings.faceRegion
         let choice = try FaceDetectorFactory.choose(modelPath: settings.faceModel, yunet: yunet, haar: haar, logger: logger)

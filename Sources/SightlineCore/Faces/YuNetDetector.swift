@@ -57,11 +57,11 @@ public final class YuNetDetector: FaceDetector {
         /// landmarks count as a refinement); not found, it is missed, and the
         /// tracker hides it at once.
         public var confirmMissedTracks = false
-        /// Live: a face new to the tracker is reported without its upright
-        /// crop reading, so the pass that finds it (a cut, a person walking
-        /// in) ends sooner; its roll comes with the next pass. Off, the
-        /// pass reads it at once (one or two crops a new face).
-        public var deferNewFaceRefinement = false
+        /// Live: how many faces new to the tracker a pass reads upright at
+        /// once (one or two crops each); the others are reported without
+        /// that reading, so a pass that finds many (a cut to a crowd) ends
+        /// sooner, and their roll comes with the next pass. nil: all.
+        public var newFacesReadAtOnce: Int? = nil
         /// The long side a fine pass (`detect(..., fine: n)`) gives the
         /// frame: 640 finds faces down to about 20 pixels wide where the
         /// model's 320 finds them from about 40.
@@ -170,6 +170,7 @@ public final class YuNetDetector: FaceDetector {
             }
         }
         var unrefined = Set<Int>()
+        var newFacesRead = 0
         if options.refineLandmarks {
             for (index, face) in faces.enumerated() where !confirmed.contains(index) {
                 let hint = Self.overlapping(face.box, in: hints.filter { $0.roll != nil }, box: { $0.box })?.roll
@@ -182,7 +183,7 @@ public final class YuNetDetector: FaceDetector {
                         var carried = last
                         carried.box = face.box
                         records.append(carried)
-                    } else if hint == nil, options.deferNewFaceRefinement,
+                    } else if hint == nil, let atOnce = options.newFacesReadAtOnce, newFacesRead >= atOnce,
                               !hints.contains(where: { FaceGeometry.intersectionOverUnion($0.box, face.box) >= Self.hintOverlap }) {
                         // New to the tracker: boxed now, read upright on the next pass.
                         unrefined.insert(index)
@@ -192,6 +193,7 @@ public final class YuNetDetector: FaceDetector {
                         // passes, not the full search's up to six per start), so
                         // the pass that finds new faces (a cut, a person walking
                         // in) reports them at once.
+                        if hint == nil { newFacesRead += 1 }
                         let start = hint ?? FaceGeometry.withPose(face).roll ?? 0
                         faces[index] = try refiner.refineFromTrack(face, in: frame, trackedRoll: start)
                         records.append(RefineRecord(box: faces[index].box, at: now, tracked: hint,
