@@ -132,21 +132,26 @@ public final class YuNetDetector: FaceDetector {
     public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Int?)
         throws -> [FaceObservation] {
         guard limit > 0, let region = searchRegion(frame) else { return [] }
-        // A fine pass looks at the region at up to `fineInputSize` on its long
-        // side (never smaller than the model's size, never upscaled past 1:1).
-        let inputSize = fine != nil ? max(network.inputSize, min(options.fineInputSize, max(region.w, region.h)))
-            : network.inputSize
-        var faces: [FaceObservation]
-        let turn = fine.map { options.fineTurns.isEmpty ? 0 : options.fineTurns[$0 % options.fineTurns.count] } ?? 0
-        if fine != nil { finePasses += 1 }
-        if turn != 0 {
-            // Turning the frame back by a tilt makes faces of that tilt upright.
-            faces = try detectTurned(frame, region: region, limit: limit, inputSize: inputSize, angles: [-turn])
-        } else {
-            faces = try detectOnce(frame, region: region, limit: limit, inputSize: inputSize)
+        var faces = try detectOnce(frame, region: region, limit: limit, inputSize: network.inputSize)
+        if let fine {
+            // A fine pass adds what it finds that the usual one did not (faces
+            // both find keep the usual pass's landmarks, read upright): it looks
+            // at the region at up to `fineInputSize` on its long side (never
+            // smaller than the model's size, never upscaled past 1:1), turned
+            // back by the tilt whose turn it is.
+            finePasses += 1
+            let size = max(network.inputSize, min(options.fineInputSize, max(region.w, region.h)))
+            let tilt = options.fineTurns.isEmpty ? 0 : options.fineTurns[fine % options.fineTurns.count]
+            let found = tilt == 0 ? try detectOnce(frame, region: region, limit: limit, inputSize: size)
+                : try detectTurned(frame, region: region, limit: limit, inputSize: size, angles: [-tilt])
+            let usual = faces
+            faces += found.filter { extra in
+                !usual.contains { FaceGeometry.intersectionOverUnion($0.box, extra.box) >= Self.hintOverlap }
+            }
+            faces = Array(faces.prefix(limit))
         }
         if faces.isEmpty {
-            faces = try detectTurned(frame, region: region, limit: limit, inputSize: inputSize,
+            faces = try detectTurned(frame, region: region, limit: limit, inputSize: network.inputSize,
                                      angles: options.rotationFallbackAngles)
         }
         let now = Double(MonotonicClock.nanos()) / 1e9
