@@ -201,9 +201,11 @@ public final class YuNetDetector: FaceDetector {
                         if hint == nil { newFacesRead += 1 }
                         let start = hint ?? FaceGeometry.withPose(face).roll ?? 0
                         faces[index] = try refiner.refineFromTrack(face, in: frame, trackedRoll: start)
+                        let waited = hint.flatMap { h in last.map { refineInterval($0, tracked: h) } }
                         records.append(RefineRecord(box: faces[index].box, at: now, tracked: hint,
                                                     reading: FaceGeometry.withPose(faces[index]).roll,
-                                                    previousReading: hint == nil ? nil : last?.reading))
+                                                    previousReading: hint == nil ? nil : last?.reading,
+                                                    waited: waited ?? options.refineEverySeconds))
                     }
                 } else {
                     faces[index] = try refiner.refine(face, in: frame, startRoll: hint)
@@ -248,6 +250,8 @@ public final class YuNetDetector: FaceDetector {
         var tracked: Double?
         var reading: Double?
         var previousReading: Double?
+        /// The wait that ended with this reading.
+        var waited: Double = 0
     }
 
     /// How long a tracked face's landmarks stand: `refineEverySeconds`, or
@@ -256,7 +260,10 @@ public final class YuNetDetector: FaceDetector {
     /// roll rate is near 0 at a turning head's extreme, and unknown for a new
     /// track): the last two readings agree, the track agreed with the last
     /// one, and the tracked roll has not moved since, each within
-    /// `steadyRollDegrees`.
+    /// `steadyRollDegrees`. The wait doubles with each steady reading (0.1,
+    /// 0.2, 0.4, 0.5 s), so a head that has only just stopped turning, or
+    /// is at the end of a turn and about to come back, is read again soon
+    /// and its track's rate, which trails such a change, is not carried far.
     func refineInterval(_ last: RefineRecord, tracked: Double) -> Double {
         func near(_ a: Double?, _ b: Double?) -> Bool {
             guard let a, let b else { return false }
@@ -264,7 +271,9 @@ public final class YuNetDetector: FaceDetector {
         }
         let steady = near(last.reading, last.previousReading) && near(last.reading, last.tracked)
             && near(tracked, last.tracked)
-        return steady ? options.refineEverySeconds * options.steadyRefineFactor : options.refineEverySeconds
+        guard steady else { return options.refineEverySeconds }
+        return min(options.refineEverySeconds * options.steadyRefineFactor,
+                   max(options.refineEverySeconds, 2 * last.waited))
     }
 
     /// The item whose box overlaps `target` most, if by at least `hintOverlap` IoU.

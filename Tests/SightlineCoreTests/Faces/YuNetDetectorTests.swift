@@ -91,7 +91,7 @@ struct YuNetDetectorTests {
         #expect(detector.refiner.forwardPasses > before)
     }
 
-    @Test("live pacing: a face whose tracked roll stands still is re-read less often; one that turns, at its own pace")
+    @Test("live pacing: a face whose tracked roll stands still is re-read less and less often, to 5 times less; one that turns, at its own pace")
     func steadyFacesAreRefinedLessOften() throws {
         var options = YuNetDetector.Options()
         options.refineEverySeconds = 0.1
@@ -99,11 +99,16 @@ struct YuNetDetectorTests {
         options.steadyRollDegrees = 1.5
         let detector = try Self.detector(options)
         typealias R = YuNetDetector.RefineRecord
-        func record(tracked: Double?, reading: Double?, previous: Double?) -> R {
-            R(box: (0, 0, 10, 10), at: 0, tracked: tracked, reading: reading, previousReading: previous)
+        func record(tracked: Double?, reading: Double?, previous: Double?, waited: Double = 0.5) -> R {
+            R(box: (0, 0, 10, 10), at: 0, tracked: tracked, reading: reading, previousReading: previous, waited: waited)
         }
         let still = record(tracked: 10, reading: 10.4, previous: 9.8)
         #expect(detector.refineInterval(still, tracked: 10.5) == 0.5, "readings agree, the track agrees and stands")
+        // The wait grows by doubling, from the short one to the long one.
+        let waits = [0.1, 0.2, 0.4].map {
+            detector.refineInterval(record(tracked: 10, reading: 10.4, previous: 9.8, waited: $0), tracked: 10.5)
+        }
+        #expect(waits == [0.2, 0.4, 0.5])
         #expect(detector.refineInterval(still, tracked: 12) == 0.1, "the track moved since")
         #expect(detector.refineInterval(record(tracked: 10, reading: 10.4, previous: 7), tracked: 10) == 0.1,
                 "the head turned between the last two readings")
