@@ -136,8 +136,8 @@ public struct CameraAssembly {
         let brokered = settings.mqtt.options(camera: settings.cameraName) != nil
         let stage = FaceStage(detector: detector, tracker: FaceTracker(), service: service,
                               detectEvery: every, limit: settings.maxFaces,
-                              policy: FaceDetectionPolicy(maxRate: settings.faceMaxRate, idleRate: settings.faceIdleRate, 
-                                                            fineEverySeconds: settings.faceFineEverySeconds),
+                              policy: FaceDetectionPolicy(maxRate: settings.faceMaxRate, idleRate: settings.faceIdleRate,
+                                                          fineEverySeconds: settings.faceFineEverySeconds),
                               isWatched: { [stats] in brokered || stats.streamingClients > 0 }, stats: stats)
         return Faces(stage: stage, service: service, info: info)
     }

@@ -8,10 +8,11 @@ import Foundation
 /// - `still`: nothing tracked and nothing changed — `idleRate` passes a
 ///   second, so a face that appears without changing the picture much (a
 ///   slow walk in the distance) is still found within 1 / idleRate seconds;
-/// - the second pass on a new picture (after a cut, or the first frames),
-///   and one pass every `fineEverySeconds`, are fine passes, which find faces
-///   too small for the others (at four times the cost); the faces they find
-///   are kept between them by the passes' confirming crops (YuNetDetector).
+/// - in any mode, the 2nd to 4th passes on a new picture (after a cut, or
+///   the first frames) and one pass every `fineEverySeconds` are fine
+///   passes, which find faces too small or tilted for the others (at about
+///   four times the cost); the faces they find are kept between them by the
+///   passes' confirming crops (YuNetDetector).
 /// - `unwatched`: nobody consumes faces live (no WebSocket or MJPEG viewer and
 ///   no MQTT broker) — `idleRate` passes a second whatever the scene; events
 ///   are still recorded, starting at most 1 / idleRate seconds late.
@@ -37,12 +38,14 @@ public struct FaceDetectionPolicy: Sendable, Equatable {
         self.fineEverySeconds = fineEverySeconds
     }
 
-    /// Whether the pass about to start is fine: the second on a new picture
-    /// (the first is the usual one, so large faces are boxed at once), or the
-    /// first `fineEverySeconds` after the last fine one.
+    /// Whether the pass about to start is fine: the 2nd to
+    /// (`finePassesOnNewPicture` + 1)-th on a new picture (the first is the
+    /// usual one, so large faces are boxed at once), or the first
+    /// `fineEverySeconds` after the last fine one.
     public func fine(passesOnPicture: Int, secondsSinceFine: Double) -> Bool {
         guard passesOnPicture > 0 else { return false }
-        return passesOnPicture <= finePassesOnNewPicture || (fineEverySeconds > 0 && secondsSinceFine >= fineEverySeconds * 0.95)
+        return passesOnPicture <= finePassesOnNewPicture
+            || (fineEverySeconds > 0 && secondsSinceFine >= fineEverySeconds * 0.95)
     }
 
     public func mode(tracking: Bool, changed: Bool, watched: Bool) -> Mode {

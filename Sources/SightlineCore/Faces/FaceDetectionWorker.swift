@@ -36,8 +36,6 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     private var exited = false
     /// The faces of the last pass and its frame's time (guarded by `condition`).
     private var previous: (faces: [FaceObservation], capturedAt: Double) = ([], -Double.infinity)
-    /// Boxes overlapping this much (IoU) are taken for the same face.
-    static let sameFace = 0.3
 
     public init(detector: FaceDetector, limit: Int) {
         self.detector = detector
@@ -119,12 +117,16 @@ public final class FaceDetectionWorker: @unchecked Sendable {
             // crops), unless the picture was cut since.
             let hints = previous.capturedAt < discardBefore ? job.hints
                 : job.hints + previous.faces.filter { face in
-                    !job.hints.contains { FaceGeometry.intersectionOverUnion($0.box, face.box) >= Self.sameFace }
+                    !job.hints.contains {
+                        FaceGeometry.intersectionOverUnion($0.box, face.box) >= FaceGeometry.sameFaceOverlap
+                    }
                 }
             condition.unlock()
 
             let start = MonotonicClock.nanos()
-            let outcome: Swift.Result<[FaceObservation], Error> = Swift.Result { try detector.detect(in: job.image, gray: job.gray, limit: limit, hints: hints, fine: job.fine) }
+            let outcome = Swift.Result {
+                try detector.detect(in: job.image, gray: job.gray, limit: limit, hints: hints, fine: job.fine)
+            }
             let seconds = Double(MonotonicClock.nanos() - start) / 1e9
 
             condition.lock()

@@ -6,6 +6,10 @@ import Foundation
 /// coordinates (y down), in (-180, 180]; yaw in [-90, 90], positive when the
 /// face turns towards the image's right.
 public enum FaceGeometry {
+    /// Two boxes overlapping at least this much (IoU) are taken for the same
+    /// face: a tracked face and a pass's, or the faces of two passes.
+    public static let sameFaceOverlap = 0.3
+
     /// How far the nose tip stands in front of the eye/mouth plane, as a
     /// fraction of the distance between the eyes (anthropometric average:
     /// about 35 mm in front of a 63 mm eye line).

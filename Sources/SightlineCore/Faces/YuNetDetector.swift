@@ -97,8 +97,9 @@ public final class YuNetDetector: FaceDetector {
 
     private let network: YuNetNetwork
     let refiner: LandmarkRefiner
-    /// The network input of the last pass, made again when the frame's shape changes.
-    private var input: ImageBuffer
+    /// The network inputs, by shape (width, height): usual and fine passes
+    /// alternate between two, each kept between passes.
+    private var inputs: [[Int]: ImageBuffer] = [:]
     private let attributes: FaceAttributeReader?
     /// The faces of the last pass with their last landmark reading (below,
     /// `attributed`: their last smile and eyes reading).
@@ -117,7 +118,6 @@ public final class YuNetDetector: FaceDetector {
         refiner = LandmarkRefiner(network: network)
         refiner.startOffsets = options.refineStartOffsets
         refiner.trackedCropSize = options.trackedCropSize
-        input = ImageBuffer(width: network.inputSize, height: network.inputSize, channels: 3)
         attributes = options.attributes.map { FaceAttributeReader(options: $0) }
     }
 
@@ -127,7 +127,7 @@ public final class YuNetDetector: FaceDetector {
 
     /// A hint (a tracked face) overlapping a found face by at least this IoU
     /// gives it its roll as the second pass's start.
-    static let hintOverlap = 0.3
+    static let hintOverlap = FaceGeometry.sameFaceOverlap
 
     public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Int?)
         throws -> [FaceObservation] {
@@ -145,9 +145,7 @@ public final class YuNetDetector: FaceDetector {
             let found = tilt == 0 ? try detectOnce(frame, region: region, limit: limit, inputSize: size)
                 : try detectTurned(frame, region: region, limit: limit, inputSize: size, angles: [-tilt])
             let usual = faces
-            faces += found.filter { extra in
-                !usual.contains { FaceGeometry.intersectionOverUnion($0.box, extra.box) >= Self.hintOverlap }
-            }
+            faces += found.filter { Self.overlapping($0.box, in: usual, box: { $0.box }) == nil }
             faces = Array(faces.prefix(limit))
         }
         if faces.isEmpty {
@@ -159,9 +157,7 @@ public final class YuNetDetector: FaceDetector {
         // Faces found by a confirming crop: already read upright.
         var confirmed = Set<Int>()
         if options.confirmMissedTracks {
-            let missed = hints.filter { hint in
-                !faces.contains { FaceGeometry.intersectionOverUnion($0.box, hint.box) >= Self.hintOverlap }
-            }
+            let missed = hints.filter { Self.overlapping($0.box, in: faces, box: { $0.box }) == nil }
             for hint in missed where faces.count < limit {
                 guard let found = try refiner.confirm(hint, in: frame, roll: hint.roll ?? 0,
                                                       minScore: options.scoreThreshold) else { continue }
@@ -181,15 +177,16 @@ public final class YuNetDetector: FaceDetector {
                 let hint = Self.overlapping(face.box, in: hints.filter { $0.roll != nil }, box: { $0.box })?.roll
                 let last = Self.overlapping(face.box, in: refined, box: { $0.box })
                 if options.refineEverySeconds > 0 {
+                    let isNew = Self.overlapping(face.box, in: hints, box: { $0.box }) == nil
+                    let interval = hint.flatMap { tracked in last.map { refineInterval($0, tracked: tracked) } }
                     // Passes come on frame times, a little early or late: a pass
                     // due within a fifth of the interval counts as due.
-                    if let hint, let last, now - last.at < refineInterval(last, tracked: hint) * 0.8 {
+                    if let interval, let last, now - last.at < interval * 0.8 {
                         unrefined.insert(index)
                         var carried = last
                         carried.box = face.box
                         records.append(carried)
-                    } else if hint == nil, let atOnce = options.newFacesReadAtOnce, newFacesRead >= atOnce,
-                              !hints.contains(where: { FaceGeometry.intersectionOverUnion($0.box, face.box) >= Self.hintOverlap }) {
+                    } else if isNew, let atOnce = options.newFacesReadAtOnce, newFacesRead >= atOnce {
                         // New to the tracker: boxed now, read upright on the next pass.
                         unrefined.insert(index)
                     } else {
@@ -198,14 +195,13 @@ public final class YuNetDetector: FaceDetector {
                         // passes, not the full search's up to six per start), so
                         // the pass that finds new faces (a cut, a person walking
                         // in) reports them at once.
-                        if hint == nil { newFacesRead += 1 }
+                        if isNew { newFacesRead += 1 }
                         let start = hint ?? FaceGeometry.withPose(face).roll ?? 0
                         faces[index] = try refiner.refineFromTrack(face, in: frame, trackedRoll: start)
-                        let waited = hint.flatMap { h in last.map { refineInterval($0, tracked: h) } }
                         records.append(RefineRecord(box: faces[index].box, at: now, tracked: hint,
                                                     reading: FaceGeometry.withPose(faces[index]).roll,
                                                     previousReading: hint == nil ? nil : last?.reading,
-                                                    waited: waited ?? options.refineEverySeconds))
+                                                    waited: interval ?? options.refineEverySeconds))
                     }
                 } else {
                     faces[index] = try refiner.refine(face, in: frame, startRoll: hint)
@@ -297,9 +293,9 @@ public final class YuNetDetector: FaceDetector {
                             limit: Int, inputSize: Int) throws -> [FaceObservation] {
         let letterbox = Letterbox(regionX: region.x, regionY: region.y, regionWidth: region.w,
                                   regionHeight: region.h, inputSize: inputSize)
-        if input.width != letterbox.inputWidth || input.height != letterbox.inputHeight {
-            input = ImageBuffer(width: letterbox.inputWidth, height: letterbox.inputHeight, channels: 3)
-        }
+        let shape = [letterbox.inputWidth, letterbox.inputHeight]
+        let input = inputs[shape] ?? ImageBuffer(width: shape[0], height: shape[1], channels: 3)
+        inputs[shape] = input
         try letterbox.fill(input, from: frame)
         let raw = try network.run(input, scoreThreshold: options.scoreThreshold)
         let faces = FaceGeometry.suppressed(raw, iouThreshold: options.nmsThreshold, limit: limit)
