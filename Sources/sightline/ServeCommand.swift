@@ -15,6 +15,11 @@ struct ServeCommand: ParsableCommand {
         let settings = try options.resolveSettings()
         OpenCVThreads.set(settings.opencvThreads)
         let logger = try LogSetup.bootstrap(level: settings.logLevel)
+        // Watched before the server starts: a SIGTERM that came while it
+        // started (or between its start and the wait) was otherwise lost,
+        // and the process never stopped (CI saw `serve` ignore a SIGTERM
+        // sent right after its first answers).
+        let termination = watchTermination()
         let server: SightlineServer
         do {
             server = try SightlineServer(settings: settings, logger: logger)
@@ -23,20 +28,22 @@ struct ServeCommand: ParsableCommand {
             logger.critical("cannot start: \(error)")
             throw ExitCode(2)
         }
-        waitForTermination(onHangUp: { server.reloadCertificate() })
+        signal(SIGHUP, SIG_IGN)
+        let hangUp = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        hangUp.setEventHandler { server.reloadCertificate() }
+        hangUp.resume()
+        termination.done.wait()
+        termination.sources.forEach { $0.cancel() }
+        hangUp.cancel()
         logger.info("stopping")
         server.stop()
     }
 
-    /// Blocks the main thread until SIGINT or SIGTERM; SIGHUP calls `onHangUp`.
-    private func waitForTermination(onHangUp: @escaping @Sendable () -> Void) {
+    /// Takes SIGINT and SIGTERM from their default action and signals `done`
+    /// when one comes (it counts, so one that came early is not lost).
+    private func watchTermination() -> (done: DispatchSemaphore, sources: [DispatchSourceSignal]) {
         let done = DispatchSemaphore(value: 0)
         var sources: [DispatchSourceSignal] = []
-        signal(SIGHUP, SIG_IGN)
-        let hangUp = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
-        hangUp.setEventHandler(handler: onHangUp)
-        hangUp.resume()
-        sources.append(hangUp)
         for sig in [SIGINT, SIGTERM] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
@@ -45,7 +52,6 @@ struct ServeCommand: ParsableCommand {
             sources.append(source)
         }
         signal(SIGPIPE, SIG_IGN)
-        done.wait()
-        sources.forEach { $0.cancel() }
+        return (done, sources)
     }
 }
