@@ -71,6 +71,16 @@ final class LandmarkRefiner {
     /// second crop turned by that reading follows, since a reading on a tilted
     /// crop falls short of the turn.
     func refineFromTrack(_ face: FaceObservation, in frame: ImageBuffer, trackedRoll: Double) throws -> FaceObservation {
+        guard var refined = try readFromTrack(face, in: frame, trackedRoll: trackedRoll)?.face else { return face }
+        refined.score = face.score
+        return refined
+    }
+
+    /// `refineFromTrack`'s reading with the network's score of its last
+    /// crop (how upright and face-like the face looked there), or nil when no
+    /// crop found the face.
+    func readFromTrack(_ face: FaceObservation, in frame: ImageBuffer, trackedRoll: Double) throws
+        -> (face: FaceObservation, cropScore: Double)? {
         var turn = trackedRoll
         var best: FaceObservation?
         for _ in 0..<2 {
@@ -81,9 +91,7 @@ final class LandmarkRefiner {
             if abs(FaceGeometry.normalizedDegrees(after - turn)) < Self.uprightTolerance { break }
             turn = after
         }
-        guard var refined = best else { return face }
-        refined.score = face.score
-        return refined
+        return best.map { ($0, $0.score) }
     }
 
     /// Looks for a tracked face the frame-wide pass missed: one crop around

@@ -133,6 +133,8 @@ public final class YuNetDetector: FaceDetector {
         throws -> [FaceObservation] {
         guard limit > 0, let region = searchRegion(frame) else { return [] }
         var faces = try detectOnce(frame, region: region, limit: limit, inputSize: network.inputSize)
+        // Faces from this index on were found on a turned frame.
+        var turnedFrom = Int.max
         if let fine {
             // A fine pass adds what it finds that the usual one did not (faces
             // both find keep the usual pass's landmarks, read upright): it looks
@@ -147,6 +149,7 @@ public final class YuNetDetector: FaceDetector {
             let usual = faces
             faces += found.filter { Self.overlapping($0.box, in: usual, box: { $0.box }) == nil }
             faces = Array(faces.prefix(limit))
+            if tilt != 0 { turnedFrom = usual.count }
         }
         if faces.isEmpty {
             faces = try detectTurned(frame, region: region, limit: limit, inputSize: network.inputSize,
@@ -196,8 +199,9 @@ public final class YuNetDetector: FaceDetector {
                         // the pass that finds new faces (a cut, a person walking
                         // in) reports them at once.
                         if isNew { newFacesRead += 1 }
-                        let start = hint ?? FaceGeometry.withPose(face).roll ?? 0
-                        faces[index] = try refiner.refineFromTrack(face, in: frame, trackedRoll: start)
+                        // The first-pass roll of a face found on a turned frame leans towards that turn.
+                        let first = index >= turnedFrom ? 0 : FaceGeometry.withPose(face).roll ?? 0
+                        faces[index] = try readLive(face, in: frame, start: hint ?? first, otherwise: first)
                         records.append(RefineRecord(box: faces[index].box, at: now, tracked: hint,
                                                     reading: FaceGeometry.withPose(faces[index]).roll,
                                                     previousReading: hint == nil ? nil : last?.reading,
@@ -236,6 +240,38 @@ public final class YuNetDetector: FaceDetector {
         return faces
     }
 
+    /// One live crop reading (`LandmarkRefiner.readFromTrack`) turned by
+    /// `start`. A small face's reading leans towards the crop's own turn, so
+    /// a wrong start (a tracked roll gone astray, or the first-pass roll of a
+    /// face found on a turned frame) can hold, and with the track's rate run
+    /// away (seen on the pan video: upright faces of about 40 pixels tracked
+    /// to -90° within a second). Such a crop scores low, so when the network
+    /// scores it under `doubtfulCropScore` and `otherwise` (the frame-wide
+    /// pass's roll, or upright for a face found on a turned frame) is more
+    /// than `startDoubt` degrees away, a crop turned by that is read too, and
+    /// the one the network scores higher wins.
+    func readLive(_ face: FaceObservation, in frame: ImageBuffer, start: Double, otherwise: Double) throws
+        -> FaceObservation {
+        var best = try refiner.readFromTrack(face, in: frame, trackedRoll: start)
+        if (best?.cropScore ?? 0) < Self.doubtfulCropScore,
+           abs(FaceGeometry.normalizedDegrees(otherwise - start)) > Self.startDoubt,
+           let second = try refiner.readFromTrack(face, in: frame, trackedRoll: otherwise),
+           second.cropScore > best?.cropScore ?? 0 {
+            best = second
+        }
+        guard var read = best?.face else { return face }
+        read.score = face.score
+        return read
+    }
+
+    /// A well-turned crop of a face scores about 0.92 or more; the runaway
+    /// crops above scored 0.5-0.7.
+    static let doubtfulCropScore = 0.85
+    static let startDoubt = 12.0
+    /// Faces at least this wide (pixels) are held to `steadyRollDegrees`;
+    /// narrower ones to that times this over their width.
+    static let steadyReferenceWidth = 80.0
+
     /// One face's last landmark reading under live pacing.
     struct RefineRecord {
         var box: (x: Double, y: Double, w: Double, h: Double)
@@ -256,14 +292,18 @@ public final class YuNetDetector: FaceDetector {
     /// roll rate is near 0 at a turning head's extreme, and unknown for a new
     /// track): the last two readings agree, the track agreed with the last
     /// one, and the tracked roll has not moved since, each within
-    /// `steadyRollDegrees`. The wait doubles with each steady reading (0.1,
+    /// `steadyRollDegrees` (more for a face narrower than
+    /// `steadyReferenceWidth`, whose readings scatter more). The wait doubles with each steady reading (0.1,
     /// 0.2, 0.4, 0.5 s), so a head that has only just stopped turning, or
     /// is at the end of a turn and about to come back, is read again soon
     /// and its track's rate, which trails such a change, is not carried far.
     func refineInterval(_ last: RefineRecord, tracked: Double) -> Double {
+        // Readings of a small face scatter more (its eyes are a few pixels
+        // apart), so its tolerance grows as its box shrinks.
+        let limit = options.steadyRollDegrees * max(1, Self.steadyReferenceWidth / max(1, last.box.w))
         func near(_ a: Double?, _ b: Double?) -> Bool {
             guard let a, let b else { return false }
-            return abs(FaceGeometry.normalizedDegrees(a - b)) < options.steadyRollDegrees
+            return abs(FaceGeometry.normalizedDegrees(a - b)) < limit
         }
         let steady = near(last.reading, last.previousReading) && near(last.reading, last.tracked)
             && near(tracked, last.tracked)
@@ -325,3 +365,4 @@ public final class YuNetDetector: FaceDetector {
             && cx < Double(region.x + region.w) && cy < Double(region.y + region.h)
     }
 }
+

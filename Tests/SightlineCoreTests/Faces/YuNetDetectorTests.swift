@@ -100,7 +100,7 @@ struct YuNetDetectorTests {
         let detector = try Self.detector(options)
         typealias R = YuNetDetector.RefineRecord
         func record(tracked: Double?, reading: Double?, previous: Double?, waited: Double = 0.5) -> R {
-            R(box: (0, 0, 10, 10), at: 0, tracked: tracked, reading: reading, previousReading: previous, waited: waited)
+            R(box: (0, 0, 100, 100), at: 0, tracked: tracked, reading: reading, previousReading: previous, waited: waited)
         }
         let still = record(tracked: 10, reading: 10.4, previous: 9.8)
         #expect(detector.refineInterval(still, tracked: 10.5) == 0.5, "readings agree, the track agrees and stands")
@@ -118,6 +118,12 @@ struct YuNetDetectorTests {
                 "one reading says nothing about turning")
         #expect(detector.refineInterval(record(tracked: 179.5, reading: -179.8, previous: 179.9), tracked: -179.5) == 0.5,
                 "across ±180°")
+        // A small face's readings scatter more: a 40-pixel face is held to twice the tolerance.
+        var small = record(tracked: 10, reading: 12.5, previous: 10)
+        #expect(detector.refineInterval(small, tracked: 10) == 0.1, "2.5° is a turn for a 100-pixel face")
+        small.box = (0, 0, 40, 40)
+        #expect(detector.refineInterval(small, tracked: 10) == 0.5, "and scatter for a 40-pixel one")
+        #expect(detector.refineInterval(small, tracked: 14) == 0.1, "4° is a turn for it too")
     }
 
     @Test("live pacing: a face read for smile and eyes moments ago carries that reading instead of a new one")
