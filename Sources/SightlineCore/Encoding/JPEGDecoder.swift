@@ -35,6 +35,22 @@ public final class JPEGDecoder {
         return image
     }
 
+    /// Decodes a JPEG file to BGR (channels 3) or gray (channels 1) with
+    /// libjpeg's accurate defaults (no fast DCT), as OpenCV's imread does.
+    public func decodeFile(_ jpeg: Data, channels: Int) throws -> ImageBuffer {
+        precondition(channels == 1 || channels == 3)
+        let (width, height) = try size(of: jpeg)
+        guard width > 0, height > 0 else { throw JPEGError(message: "empty image") }
+        let image = ImageBuffer(width: width, height: height, channels: channels)
+        let status = jpeg.withUnsafeBytes { raw in
+            tjDecompress2(handle, raw.bindMemory(to: UInt8.self).baseAddress, UInt(raw.count), image.bytes,
+                          Int32(width), Int32(image.stride), Int32(height),
+                          Int32(channels == 1 ? TJPF_GRAY.rawValue : TJPF_BGR.rawValue), 0)
+        }
+        try JPEGError.check(status, handle)
+        return image
+    }
+
     /// Decodes into an existing BGR buffer of the JPEG's size.
     public func decode(_ jpeg: Data, into image: ImageBuffer, strict: Bool = false) throws {
         let status = jpeg.withUnsafeBytes { raw in

@@ -1,0 +1,2 @@
+// libpng's simplified API (png_image) imports into Swift as it is; this header only names it.
+#include <png.h>
