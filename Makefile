@@ -74,7 +74,7 @@ models: models/face_detection_yunet_2023mar.onnx
 models/face_detection_yunet_2023mar.onnx:
 	bash scripts/fetch-model.sh $(YUNET_640_URL) $(YUNET_640_SHA) $@
 
-## Installs the binary, the page and demo files, the config (kept if present) and the
+## Installs the binary and its media library (loaded for video files and streams), the page and demo files, the config (kept if present) and the
 ## systemd unit: make install [PREFIX=/usr/local] [SYSCONFDIR=/etc] [UNITDIR=/etc/systemd/system] [DESTDIR=]
 PREFIX ?= /usr/local
 SYSCONFDIR ?= /etc
@@ -84,6 +84,7 @@ SHARE := $(DESTDIR)$(PREFIX)/share/sightline
 install:
 	test -x $(BIN) || $(MAKE) --no-print-directory build
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/sightline
+	install -D -m 0644 $(dir $(BIN))libSightlineMedia.so $(DESTDIR)$(PREFIX)/lib/sightline/libSightlineMedia.so
 	mkdir -p $(SHARE)/web $(SHARE)/config
 	cp -R web/. $(SHARE)/web/
 	install -m 0644 config/demo-template.png README.md $(SHARE)/config/

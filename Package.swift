@@ -3,16 +3,22 @@ import Foundation
 import PackageDescription
 
 // OpenCV 4.6 from Debian (libopencv-dev). Its headers are C++, so only the
-// CSightlineOpenCV shim reads them; Swift sees a C header.
+// CSightlineOpenCV shim reads them; Swift sees a C header. videoio and
+// imgcodecs (and the ~230 libraries they bring) are only in
+// libSightlineMedia.so, which that shim loads when a video file, a stream
+// URL or an unusual image format needs it.
 let openCVLibraries = [
-    "opencv_core", "opencv_imgproc", "opencv_imgcodecs", "opencv_videoio", "opencv_face", "opencv_dnn", "opencv_objdetect",
+    "opencv_core", "opencv_imgproc", "opencv_face", "opencv_dnn", "opencv_objdetect",
 ].map { LinkerSetting.linkedLibrary($0) }
+let openCVMediaLibraries = ["opencv_core", "opencv_imgproc", "opencv_imgcodecs", "opencv_videoio"]
+    .map { LinkerSetting.linkedLibrary($0) }
 
 let package = Package(
     name: "Sightline",
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "sightline", targets: ["sightline"]),
+        .library(name: "SightlineMedia", type: .dynamic, targets: ["CSightlineMedia"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -25,7 +31,13 @@ let package = Package(
         .target(
             name: "CSightlineOpenCV",
             cxxSettings: [.unsafeFlags(["-I/usr/include/opencv4"])],
-            linkerSettings: openCVLibraries + [.linkedLibrary("stdc++")]
+            linkerSettings: openCVLibraries + [.linkedLibrary("stdc++"), .linkedLibrary("dl")]
+        ),
+        .target(
+            name: "CSightlineMedia",
+            cxxSettings: [.unsafeFlags(["-I/usr/include/opencv4", "-I\(Context.packageDirectory)/Sources/CSightlineOpenCV",
+                                        "-I\(Context.packageDirectory)/Sources/CSightlineOpenCV/include"])],
+            linkerSettings: openCVMediaLibraries + [.linkedLibrary("stdc++")]
         ),
         .target(
             name: "CSightlineLWS",

@@ -1,6 +1,5 @@
-// Image I/O and pixel operations for Swift (see sightline_opencv.h).
+// Pixel operations for Swift (see sightline_opencv.h); image formats are in MediaLibrary.cpp.
 #include "Shim.hpp"
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 using namespace sightline;
@@ -8,12 +7,6 @@ using namespace sightline;
 extern "C" slcv_image slcv_mat_view(const slcv_mat *mat) { return view(mat->mat); }
 extern "C" void slcv_mat_release(slcv_mat *mat) { delete mat; }
 
-static int finishDecode(cv::Mat decoded, slcv_mat **out, slcv_error *err) {
-    if (decoded.empty()) return fail(err, 2, "the image could not be decoded");
-    if (decoded.depth() != CV_8U) return fail(err, 3, "only 8-bit images are supported");
-    *out = new slcv_mat{decoded};
-    return 0;
-}
 
 extern "C" void slcv_set_threads(int threads) {
     try { cv::setNumThreads(threads); } catch (...) {}
@@ -23,35 +16,7 @@ extern "C" int slcv_threads(void) {
     try { return cv::getNumThreads(); } catch (...) { return -1; }
 }
 
-extern "C" int slcv_decode(const uint8_t *bytes, size_t length, int channels, slcv_mat **out, slcv_error *err) {
-    return guarded(err, [&] {
-        cv::Mat raw(1, (int)length, CV_8UC1, (void *)bytes);
-        int flags = channels == 1 ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR;
-        return finishDecode(cv::imdecode(raw, flags), out, err);
-    });
-}
 
-extern "C" int slcv_imread(const char *path, int channels, slcv_mat **out, slcv_error *err) {
-    return guarded(err, [&] {
-        int flags = channels == 1 ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR;
-        return finishDecode(cv::imread(path, flags), out, err);
-    });
-}
-
-extern "C" int slcv_imwrite(const char *path, slcv_image image, slcv_error *err) {
-    return guarded(err, [&] {
-        return cv::imwrite(path, wrap(image)) ? 0 : fail(err, 4, "the image could not be written");
-    });
-}
-
-extern "C" int slcv_encode(const char *extension, slcv_image image, slcv_mat **out, slcv_error *err) {
-    return guarded(err, [&] {
-        std::vector<uchar> bytes;
-        if (!cv::imencode(extension, wrap(image), bytes)) return fail(err, 4, "the image could not be encoded");
-        *out = new slcv_mat{cv::Mat(bytes, true).reshape(1, 1)};
-        return 0;
-    });
-}
 
 extern "C" int slcv_resize(slcv_image src, slcv_image dst, int interpolation, slcv_error *err) {
     return guarded(err, [&] {

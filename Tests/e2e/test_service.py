@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from conftest import REPO, HOST, free_port, http_get, server_binary
 
@@ -23,7 +24,7 @@ def install_tree(tmp_path: Path) -> Path:
     return root
 
 
-def test_installed_tree_serves_and_its_unit_verifies(tmp_path):
+def test_installed_tree_serves_and_its_unit_verifies(tmp_path, testdata):
     root = install_tree(tmp_path)
     unit = root / "units" / "sightline.service"
     text = unit.read_text()
@@ -60,6 +61,23 @@ def test_installed_tree_serves_and_its_unit_verifies(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=15)
+
+    # The installed binary finds its media library (lib/sightline/): a BMP needs OpenCV's imgcodecs.
+    bmp = tmp_path / "face.bmp"
+    Image.open(testdata / "faces/grace_hopper.jpg").save(bmp)
+    done = subprocess.run([str(root / "usr/bin/sightline"), "detect", "--json", str(bmp)], cwd="/",
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and '"kind":"face"' in done.stdout, done.stdout + done.stderr
+    # Without it, the same photo is a clear error, and a PNG still reads.
+    (root / "usr/lib/sightline/libSightlineMedia.so").unlink()
+    done = subprocess.run([str(root / "usr/bin/sightline"), "detect", "--json", str(bmp)], cwd="/",
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "cannot load libSightlineMedia.so" in done.stdout, done.stdout + done.stderr
+    png = tmp_path / "face.png"
+    Image.open(bmp).save(png)
+    done = subprocess.run([str(root / "usr/bin/sightline"), "detect", "--json", str(png)], cwd="/",
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and '"kind":"face"' in done.stdout, done.stdout + done.stderr
 
 
 def notifications(sock: socket.socket, seconds: float) -> list[str]:

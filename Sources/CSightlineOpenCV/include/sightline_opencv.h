@@ -47,14 +47,13 @@ enum { SLCV_INTER_NEAREST = 0, SLCV_INTER_LINEAR = 1, SLCV_INTER_AREA = 3 };
 slcv_image slcv_mat_view(const slcv_mat *mat);
 void slcv_mat_release(slcv_mat *mat);
 
-// --- image files and bytes ----------------------------------------------
+// --- image bytes (through libSightlineMedia.so, loaded on first use) ------
 // Decodes bytes (any format OpenCV reads) to 8-bit BGR (channels=3) or gray (1).
 int slcv_decode(const uint8_t *bytes, size_t length, int channels, slcv_mat **out, slcv_error *err);
-int slcv_imread(const char *path, int channels, slcv_mat **out, slcv_error *err);
-// Writes by extension (.png, .jpg).
-int slcv_imwrite(const char *path, slcv_image image, slcv_error *err);
-// Encodes by extension (".png", ".jpg") into a shim-owned 1-row matrix of bytes.
+// Encodes by extension (".png", ".bmp", ...) into a shim-owned 1-row matrix of bytes.
 int slcv_encode(const char *extension, slcv_image image, slcv_mat **out, slcv_error *err);
+// Where libSightlineMedia.so was loaded from, or why it could not be (never NULL).
+const char *slcv_media_library(void);
 
 // --- pixel operations (dst is caller-owned, any ROI view) ----------------
 int slcv_resize(slcv_image src, slcv_image dst, int interpolation, slcv_error *err);
@@ -90,7 +89,7 @@ int slcv_match_template(slcv_image image, slcv_image templ, float *result, int r
 // Mean and standard deviation over all channels of an image.
 int slcv_mean_stddev(slcv_image image, double *mean, double *stddev, slcv_error *err);
 
-// --- video capture (files and stream URLs through FFmpeg) ----------------
+// --- video capture (files and stream URLs through FFmpeg; libSightlineMedia.so) --
 int slcv_capture_open(const char *uri, slcv_capture **out, slcv_error *err);
 // Reads the next frame into a capture-owned matrix; *got is 0 at end of stream.
 int slcv_capture_read(slcv_capture *cap, int *got, slcv_image *frame, slcv_error *err);
