@@ -106,4 +106,38 @@ final class GatedFaceDetector: FaceDetector, @unchecked Sendable {
         #expect(after != nil && after != firstID)
         #expect(stats.snapshot().faceSceneCuts == 1)
     }
+
+    @Test("the fine passes after the first on a new picture run back to back; then passes keep the active pace")
+    func finePassesOfANewPictureRunBackToBack() throws {
+        let detector = FineRecordingDetector()
+        let stage = FaceStage(detector: detector, tracker: FaceTracker(),
+                              service: FaceService(recognizer: try FaceRecognizer(store: nil)),
+                              detectEvery: 1, limit: 10, policy: FaceDetectionPolicy(maxRate: 10, idleRate: 2))
+        // 30 fps frames, each handed over once the last detection has ended.
+        for index in 0..<16 {
+            var context = frame(index, level: 90)
+            context.frame.image.bytes[0] = UInt8(index)  // which frame a pass got (too small a change for the probe)
+            try stage.process(&context)
+            #expect(waitUntil { stage.detectionIdle })
+        }
+        let passes = detector.lock.withLock { detector.passes }
+        #expect(passes.map(\.frame) == [0, 1, 2, 3, 6, 9, 12, 15])
+        #expect(passes.map(\.fine) == [nil, 0, 1, 2, nil, nil, nil, nil])
+    }
+}
+
+/// Finds one face at once and records each pass's frame (its first byte) and fine turn.
+final class FineRecordingDetector: FaceDetector, @unchecked Sendable {
+    // Guarded by `lock`: the worker thread writes, the test reads.
+    let name = "fine-recorder"
+    let lock = NSLock()
+    var passes: [(frame: Int, fine: Int?)] = []
+    func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] {
+        try detect(in: frame, gray: gray, limit: limit, hints: [], fine: nil)
+    }
+    func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Int?) throws
+        -> [FaceObservation] {
+        lock.withLock { passes.append((Int(frame.bytes[0]), fine)) }
+        return [FaceObservation(box: (x: 40, y: 30, w: 50, h: 60), score: 0.9)]
+    }
 }

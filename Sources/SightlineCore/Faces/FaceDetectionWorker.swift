@@ -34,6 +34,8 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     private var stopped = false
     /// Set once the thread has left its loop (guarded by `condition`).
     private var exited = false
+    /// A detection is under way (guarded by `condition`).
+    private var running = false
     /// The faces of the last pass and its frame's time (guarded by `condition`).
     private var previous: (faces: [FaceObservation], capturedAt: Double) = ([], -Double.infinity)
 
@@ -63,6 +65,13 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         pending = (image, gray, capturedAt, hints, fine)
         condition.signal()
         return true
+    }
+
+    /// Whether no detection is under way or waiting: an offer now starts at once.
+    public var isIdle: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return pending == nil && !running
     }
 
     /// Drops the finished detection and any under way or waiting whose frame
@@ -110,6 +119,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
             }
             let job = pending!
             pending = nil
+            running = true
             // The tracked faces came with the offer, which may predate the
             // last pass's result (the frame waited while that pass ran): its
             // faces that no hint covers are added, so a face that pass found
@@ -130,6 +140,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
             let seconds = Double(MonotonicClock.nanos() - start) / 1e9
 
             condition.lock()
+            running = false
             switch outcome {
             case .success where job.capturedAt < discardBefore:
                 break  // its picture was cut away while it ran

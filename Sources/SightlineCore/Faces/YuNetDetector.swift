@@ -162,7 +162,10 @@ public final class YuNetDetector: FaceDetector {
         if options.confirmMissedTracks {
             let missed = hints.filter { Self.overlapping($0.box, in: faces, box: { $0.box }) == nil }
             for hint in missed where faces.count < limit {
-                guard let found = try refiner.confirm(hint, in: frame, roll: hint.roll ?? 0,
+                // A face reported before its upright reading has no tracked
+                // roll yet; its landmarks' roll (from a turned fine pass, say) is nearer than upright.
+                let roll = hint.roll ?? FaceGeometry.withPose(hint).roll ?? 0
+                guard let found = try refiner.confirm(hint, in: frame, roll: roll,
                                                       minScore: options.scoreThreshold) else { continue }
                 confirmations += 1
                 confirmed.insert(faces.count)

@@ -49,6 +49,9 @@ public final class FaceStage: PipelineStage {
 
     deinit { worker.stop() }
 
+    /// No detection under way or waiting (for tests).
+    var detectionIdle: Bool { worker.isIdle }
+
     public func stop() { worker.stop() }
 
     public func process(_ context: inout FrameContext) throws {
@@ -85,7 +88,13 @@ public final class FaceStage: PipelineStage {
             let mode = policy.mode(tracking: !tracked.isEmpty, changed: changedSinceOffer, watched: isWatched())
             stats?.faceMode(mode)
             let fine = policy.fine(passesOnPicture: passesOnPicture, secondsSinceFine: frame.capturedAt - lastFineAt)
-            if frame.capturedAt - lastOfferAt >= policy.interval(mode) * 0.95,
+            // The passes that follow the first on a new picture (its fine
+            // passes: small and tilted faces) run back to back, each as soon as
+            // the last has ended, rather than at the active pace: every face
+            // of a new picture is boxed within a few frames.
+            let settling = mode == .active && passesOnPicture > 0
+                && passesOnPicture <= policy.finePassesOnNewPicture && worker.isIdle
+            if settling || frame.capturedAt - lastOfferAt >= policy.interval(mode) * 0.95,
                worker.offer(frame.image, gray: gray, capturedAt: frame.capturedAt, hints: tracked.map(\.observation),
                             fine: fine ? finePassesOnPicture : nil) {
                 probe.keepAsReference()
