@@ -52,10 +52,10 @@ final class GatedFaceDetector: FaceDetector, @unchecked Sendable {
         #expect(ids.count == 1)
     }
 
-    private func frame(_ index: Int, level: UInt8) -> FrameContext {
+    private func frame(_ index: Int, level: UInt8, fps: Double = 30) -> FrameContext {
         let image = ImageBuffer(width: 160, height: 120)
         image.bytes.update(repeating: level, count: image.byteCount)
-        return FrameContext(frame: Frame(seq: UInt64(index + 1), capturedAt: Double(index) / 30,
+        return FrameContext(frame: Frame(seq: UInt64(index + 1), capturedAt: Double(index) / fps,
                                          capturedNanos: MonotonicClock.nanos(), image: image))
     }
 
@@ -123,6 +123,26 @@ final class GatedFaceDetector: FaceDetector, @unchecked Sendable {
         let passes = detector.lock.withLock { detector.passes }
         #expect(passes.map(\.frame) == [0, 1, 2, 3, 6, 9, 12, 15])
         #expect(passes.map(\.fine) == [nil, 0, 1, 2, nil, nil, nil, nil])
+    }
+
+    @Test("at 25 fps the active pace of 10 passes a second is kept on average, not rounded up to every 3rd frame")
+    func passesKeepTheirPaceOnFramesThatDoNotDivideIt() throws {
+        let detector = FineRecordingDetector()
+        let stage = FaceStage(detector: detector, tracker: FaceTracker(),
+                              service: FaceService(recognizer: try FaceRecognizer(store: nil)),
+                              detectEvery: 1, limit: 10,
+                              policy: FaceDetectionPolicy(maxRate: 10, idleRate: 2, fineEverySeconds: 0))
+        for index in 0..<60 {
+            var context = frame(index, level: 90, fps: 25)
+            context.frame.image.bytes[0] = UInt8(index)
+            try stage.process(&context)
+            #expect(waitUntil { stage.detectionIdle })
+        }
+        let frames = detector.lock.withLock { detector.passes.map(\.frame) }
+        // Four passes on the new picture (frames 0-3), then one due every 0.1 s
+        // from frame 3 (0.12 s): each on the first frame at or after its time.
+        #expect(frames == [0, 1, 2, 3, 6, 8, 11, 13, 16, 18, 21, 23, 26, 28, 31, 33, 36, 38, 41, 43,
+                           46, 48, 51, 53, 56, 58])
     }
 }
 

@@ -67,7 +67,8 @@ final class LandmarkRefiner {
     /// The live, tracked case: one crop turned by the tracked roll (one
     /// forward pass). The tracked roll is close, so the crop face is near
     /// upright, where YuNet's landmarks read roll best; when it is not upright
-    /// within `uprightTolerance` (the head turned the other way since), a
+    /// within `uprightTolerance` (more for a small face,
+    /// `liveUprightTolerance`; the head turned the other way since), a
     /// second crop turned by that reading follows, since a reading on a tilted
     /// crop falls short of the turn.
     func refineFromTrack(_ face: FaceObservation, in frame: ImageBuffer, trackedRoll: Double) throws -> FaceObservation {
@@ -88,7 +89,7 @@ final class LandmarkRefiner {
                                             side: trackedCropSize) else { break }
             best = next
             let after = FaceGeometry.withPose(next).roll ?? turn
-            if abs(FaceGeometry.normalizedDegrees(after - turn)) < Self.uprightTolerance { break }
+            if abs(FaceGeometry.normalizedDegrees(after - turn)) < Self.liveUprightTolerance(width: face.box.w) { break }
             turn = after
         }
         return best.map { ($0, $0.score) }
@@ -103,6 +104,20 @@ final class LandmarkRefiner {
                                          side: trackedCropSize), found.score >= minScore else { return nil }
         return found
     }
+
+    /// `uprightTolerance` for a face `width` pixels wide in the frame: a
+    /// face narrower than `steadyReferenceWidth` has its eyes a few pixels
+    /// apart, its readings scatter by more than 1.5°, and a second crop
+    /// there follows the scatter, not a lean (on the pan video, four first
+    /// crops in five were followed by a second before this).
+    static func liveUprightTolerance(width: Double) -> Double {
+        uprightTolerance * max(1, steadyReferenceWidth / max(1, width))
+    }
+
+    /// Faces at least this wide (pixels) are held to the fixed tolerances
+    /// of live reading (`uprightTolerance` here, `steadyRollDegrees` in
+    /// `YuNetDetector`); narrower ones to those times this over their width.
+    static let steadyReferenceWidth = 80.0
 
     /// Crop side for `refineFromTrack`, in face sizes.
     static let trackedContext = 1.4

@@ -273,7 +273,7 @@ public final class YuNetDetector: FaceDetector {
     static let startDoubt = 12.0
     /// Faces at least this wide (pixels) are held to `steadyRollDegrees`;
     /// narrower ones to that times this over their width.
-    static let steadyReferenceWidth = 80.0
+    static let steadyReferenceWidth = LandmarkRefiner.steadyReferenceWidth
 
     /// One face's last landmark reading under live pacing.
     struct RefineRecord {

@@ -25,7 +25,12 @@ public final class FaceStage: PipelineStage {
     private let isWatched: @Sendable () -> Bool
     private let probe = SceneChangeProbe()
     private var framesSinceOffer = Int.max / 2
-    private var lastOfferAt = -Double.infinity
+    /// When the last pass was due. Passes keep to a grid of the mode's
+    /// interval rather than counting one interval from the last offer: frame
+    /// times that do not divide the interval (25 fps, 10 passes a second)
+    /// would round each wait up to a whole frame (every 3rd frame, 8.3
+    /// passes a second).
+    private var lastDueAt = -Double.infinity
     private var changedSinceOffer = true
     /// Passes and fine passes offered since the last cut (or the start), and
     /// when the last fine one was.
@@ -70,7 +75,7 @@ public final class FaceStage: PipelineStage {
                 // pass starts now, whatever the pace.
                 tracker.endAllTracks()
                 worker.discardResults(before: frame.capturedAt)
-                lastOfferAt = -Double.infinity
+                lastDueAt = -Double.infinity
                 passesOnPicture = 0
                 finePassesOnPicture = 0
                 stats?.faceSceneCut()
@@ -94,7 +99,8 @@ public final class FaceStage: PipelineStage {
             // of a new picture is boxed within a few frames.
             let settling = mode == .active && passesOnPicture > 0
                 && passesOnPicture <= policy.finePassesOnNewPicture && worker.isIdle
-            if settling || frame.capturedAt - lastOfferAt >= policy.interval(mode) * 0.95,
+            let interval = policy.interval(mode)
+            if settling || frame.capturedAt - lastDueAt >= interval * 0.95,
                worker.offer(frame.image, gray: gray, capturedAt: frame.capturedAt, hints: tracked.map(\.observation),
                             fine: fine ? finePassesOnPicture : nil) {
                 probe.keepAsReference()
@@ -104,7 +110,10 @@ public final class FaceStage: PipelineStage {
                     finePassesOnPicture += 1
                 }
                 framesSinceOffer = 0
-                lastOfferAt = frame.capturedAt
+                // A pass more than an interval late (the worker was busy, the
+                // pace changed) or out of pace (settling) starts a new grid.
+                let due = lastDueAt + interval
+                lastDueAt = settling || frame.capturedAt - due >= interval ? frame.capturedAt : due
                 changedSinceOffer = false
             }
         }

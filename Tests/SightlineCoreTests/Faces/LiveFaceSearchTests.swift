@@ -117,6 +117,32 @@ struct LiveFaceSearchTests {
         #expect(abs(try #require(read.roll) - label.roll) < 5, "read \(read.roll ?? .nan)°")
     }
 
+    @Test("a small face read from a track near its roll takes one crop: its scatter is not followed by a second")
+    func smallFacesTakeOneCropNearTheirRoll() throws {
+        // The labelled faces under 80 px (the scaled tolerance's reference),
+        // each read from a track 1° off its labelled roll.
+        let detector = try Self.live()
+        var reads = 0, crops = 0, errors: [Double] = []
+        for (name, labels) in try FaceTestData.labels() {
+            let image = try FaceTestData.image(name)
+            let found = try detector.detect(in: image, gray: nil, limit: 30, hints: [], fine: 0)
+            for label in labels where label.box.w < LandmarkRefiner.steadyReferenceWidth {
+                guard let face = found.first(where: { FaceGeometry.intersectionOverUnion($0.box, label.box) > 0.4 })
+                else { continue }
+                let before = detector.refiner.forwardPasses
+                guard let read = try detector.refiner.readFromTrack(face, in: image, trackedRoll: label.roll + 1)
+                else { continue }
+                reads += 1
+                crops += detector.refiner.forwardPasses - before
+                errors.append(abs(FaceGeometry.normalizedDegrees((FaceGeometry.withPose(read.face).roll ?? 0) - label.roll)))
+            }
+        }
+        print("small faces: \(reads) read with \(crops) crops, roll errors \(errors.map { Int($0.rounded()) })")
+        #expect(reads >= 8)
+        #expect(Double(crops) <= 1.25 * Double(reads))
+        #expect(errors.sorted()[errors.count / 2] <= 3)
+    }
+
     @Test("new faces past the first of a pass are reported without their upright reading, which the next pass makes")
     func newFacesAreReadOnTheNextPass() throws {
         let image = try ImageOps.rotated(FaceTestData.image("grace_hopper.jpg"), clockwiseDegrees: 20)
