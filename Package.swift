@@ -8,7 +8,7 @@ import PackageDescription
 // libSightlineMedia.so, which that shim loads when a video file, a stream
 // URL or an unusual image format needs it.
 let openCVLibraries = [
-    "opencv_core", "opencv_imgproc", "opencv_face", "opencv_dnn", "opencv_objdetect",
+    "opencv_core", "opencv_imgproc", "opencv_face", "opencv_dnn", "opencv_objdetect", "opencv_video",
 ].map { LinkerSetting.linkedLibrary($0) }
 let openCVMediaLibraries = ["opencv_core", "opencv_imgproc", "opencv_imgcodecs", "opencv_videoio"]
     .map { LinkerSetting.linkedLibrary($0) }

@@ -44,6 +44,16 @@ import Testing
         }
     }
 
+    @Test func opticalFlowIsOnByDefaultAndTheConfigTurnsItOff() throws {
+        var settings = ServeSettings()
+        #expect(settings.faceOpticalFlow)
+        try settings.apply(SightlineConfig.parse("faces:\n  opticalFlow: false\n", origin: "x.yaml"))
+        #expect(!settings.faceOpticalFlow)
+        #expect(throws: (any Error).self) {
+            try SightlineConfig.parse("faces:\n  opticalFlow: sometimes\n", origin: "x.yaml")
+        }
+    }
+
     @Test func unknownKeyIsNamed() {
         #expect {
             try SightlineConfig.parse("server:\n  prot: 80\n", origin: "x.yaml")

@@ -138,7 +138,8 @@ public struct CameraAssembly {
                               detectEvery: every, limit: settings.maxFaces,
                               policy: FaceDetectionPolicy(maxRate: settings.faceMaxRate, idleRate: settings.faceIdleRate,
                                                           fineEverySeconds: settings.faceFineEverySeconds),
-                              isWatched: { [stats] in brokered || stats.streamingClients > 0 }, stats: stats)
+                              isWatched: { [stats] in brokered || stats.streamingClients > 0 },
+                              opticalFlow: settings.faceOpticalFlow, stats: stats)
         return Faces(stage: stage, service: service, info: info)
     }
 }

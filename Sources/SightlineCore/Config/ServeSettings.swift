@@ -43,6 +43,8 @@ public struct ServeSettings: Sendable {
     /// YuNet: a second landmark pass on upscaled crops for an accurate roll
     /// (costs detection rate, not frames: detection runs beside the pipeline).
     public var faceRefineLandmarks = true
+    /// Boxes move with the picture between passes (optical flow), not by their velocity.
+    public var faceOpticalFlow = true
     /// Detection passes a second at most, and on a still scene or with nobody watching (FaceDetectionPolicy).
     public var faceMaxRate = 10.0
     public var faceIdleRate = 2.0
@@ -154,6 +156,7 @@ public struct ServeSettings: Sendable {
         if let v = config.faces?.maxFaces { maxFaces = v }
         if let v = config.faces?.detectEvery { faceDetectEvery = v }
         if let v = config.faces?.refineLandmarks { faceRefineLandmarks = v }
+        if let v = config.faces?.opticalFlow { faceOpticalFlow = v }
         if let v = config.faces?.maxRate { faceMaxRate = v }
         if let v = config.faces?.idleRate { faceIdleRate = v }
         if let v = config.faces?.fineEverySeconds { faceFineEverySeconds = v }

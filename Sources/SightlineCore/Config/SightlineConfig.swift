@@ -27,6 +27,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var detectEvery: Int?
         public var region: [Double]?
         public var refineLandmarks: Bool?
+        public var opticalFlow: Bool?
         public var maxRate: Double?
         public var idleRate: Double?
         public var fineEverySeconds: Double?
@@ -130,7 +131,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         "tls": ["auto", "cert", "key"],
         "server": ["host", "port", "webRoot", "opencvThreads"],
         "source": ["spec", "width", "height", "fps", "offer"],
-        "faces": ["enabled", "model", "maxFaces", "detectEvery", "region", "refineLandmarks", "maxRate", "idleRate",
+        "faces": ["enabled", "model", "maxFaces", "detectEvery", "region", "refineLandmarks", "opticalFlow", "maxRate", "idleRate",
                   "fineEverySeconds",
                   "refineEverySeconds", "refineCropSize", "attributesEverySeconds", "minScore"],
         "demo": ["template"],

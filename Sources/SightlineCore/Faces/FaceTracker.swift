@@ -8,7 +8,13 @@ import Foundation
 /// change, within gates. A track survives missed detections for up to
 /// `maxAbsence` seconds; an unmatched observation starts a new track with a
 /// new id (ids are never reused). When detection runs only every k-th frame,
-/// `predict(at:)` carries the boxes on the frames between.
+/// `predict(at:)` carries the boxes on the frames between: by the motion
+/// optical flow measured for the track (`move`: shift, zoom and turn of the
+/// picture under the face, frame to frame), or where none was measured, by
+/// the track's velocity and roll rate. Flow is kept as a chain of steps, so a
+/// detection that comes back for a frame a few frames old is matched against
+/// the box where the face was then, and its roll reading is compared with the
+/// roll the flow gave for that frame.
 ///
 /// Thread ownership: the pipeline thread, which calls `update` and `predict`
 /// in frame order. Not Sendable.
@@ -90,6 +96,28 @@ public final class FaceTracker {
         }
     }
 
+    /// Where optical flow should start for each shown track: the time its
+    /// chain of measured motion reaches (its last detection when none).
+    func flowEnds() -> [(id: Int, time: TimeInterval)] {
+        tracks.compactMap { track in
+            guard !track.missedLastUpdate, track.hits >= options.minimumHits else { return nil }
+            return (track.id, track.flowEnd)
+        }
+    }
+
+    /// Track `id` at `time` (box, landmarks and roll carried as `predict` does).
+    func observation(of id: Int, at time: TimeInterval) -> FaceObservation? {
+        tracks.first { $0.id == id }?.observation(at: time, options: options)
+    }
+
+    /// Adds the motion optical flow measured for track `id` from the frame at
+    /// `from` to the one at `to`. A step that does not start where the chain
+    /// ends (flow failed on a frame) is joined to it by the velocity's shift.
+    func move(_ id: Int, by motion: FaceFlow.Motion, from: TimeInterval, to: TimeInterval) {
+        guard let index = tracks.firstIndex(where: { $0.id == id }) else { return }
+        tracks[index].append(FlowStep(from: from, to: to, motion: motion), options: options)
+    }
+
     /// Greedy pairing of tracks and observations by ascending cost.
     private func assign(_ observations: [FaceObservation], at time: TimeInterval) -> [(Int, Int)] {
         var candidates: [(cost: Double, track: Int, observation: Int)] = []
@@ -126,6 +154,16 @@ public final class FaceTracker {
     }
 }
 
+/// One frame-to-frame motion of a face, measured by optical flow.
+struct FlowStep {
+    var from: TimeInterval
+    var to: TimeInterval
+    var motion: FaceFlow.Motion
+
+    static let identity = FaceFlow.Motion(transform: AffineTransform(a: 1, b: 0, c: 0, d: 0, e: 1, f: 0),
+                                          degrees: 0, scale: 1, points: 0)
+}
+
 /// One face followed over time (the tracker's private state).
 private struct Track {
     let id: Int
@@ -140,6 +178,13 @@ private struct Track {
     var smile: Double?
     var hits = 1
     var missedLastUpdate = false
+    /// Motion measured by optical flow, oldest first, each step starting
+    /// where the one before ended; kept from the older of `lastSeen` and
+    /// `rollTime` on (and at most `maxSteps`).
+    var steps: [FlowStep] = []
+    static let maxSteps = 120
+    /// Times closer than this are the same frame's.
+    static let sameTime = 1e-6
 
     init(id: Int, observation: FaceObservation, at time: TimeInterval) {
         self.id = id
@@ -164,12 +209,21 @@ private struct Track {
         if let newRoll = observation.roll {
             if let current = roll {
                 let elapsed = max(0, time - rollTime)
-                let predicted = current + rollRate * min(elapsed, options.maxPredictionHorizon)
+                let turned = span(from: rollTime, to: time)
+                let predicted = current + rollTurn(turned, from: rollTime, to: time, options: options)
                 let surprise = TrackGeometry.wrapDegrees(newRoll - predicted)
                 roll = TrackGeometry.wrapDegrees(predicted + options.rollGain * surprise)
                 if elapsed > 0.01 {
-                    rollRate = min(options.maxRollRate, max(-options.maxRollRate,
-                                                            rollRate + options.rollRateGain * surprise / elapsed))
+                    // The flow measured the turn itself; without it the
+                    // reading's surprise corrects the rate.
+                    let followed: Double
+                    if let turned, turned.to > rollTime + Self.sameTime {
+                        let measured = turned.motion.degrees / max(turned.to - rollTime, 0.01)
+                        followed = rollRate + options.rollRateGain * (measured - rollRate)
+                    } else {
+                        followed = rollRate + options.rollRateGain * surprise / elapsed
+                    }
+                    rollRate = min(options.maxRollRate, max(-options.maxRollRate, followed))
                 }
             } else {
                 roll = TrackGeometry.wrapDegrees(newRoll)
@@ -188,6 +242,63 @@ private struct Track {
         lastSeen = time
         hits += 1
         missedLastUpdate = false
+        prune()
+    }
+
+    /// Where the chain of measured motion reaches (the last detection when empty).
+    var flowEnd: TimeInterval { max(lastSeen, steps.last?.to ?? lastSeen) }
+
+    mutating func append(_ step: FlowStep, options: FaceTracker.Options) {
+        guard step.to > step.from else { return }
+        let end = flowEnd
+        if step.from < end - Self.sameTime { return }  // older than what the chain holds
+        if step.from > end + Self.sameTime {
+            // A frame without flow: joined by the velocity's shift.
+            let (dx, dy) = displacement(from: end, to: step.from, options: options)
+            var join = FlowStep.identity
+            join.transform.c = dx
+            join.transform.f = dy
+            steps.append(FlowStep(from: end, to: step.from, motion: join))
+        }
+        steps.append(step)
+        prune()
+    }
+
+    /// Drops steps no detection or roll reading can still need.
+    private mutating func prune() {
+        let keepFrom = min(lastSeen, rollTime) - Self.sameTime
+        steps.removeAll { $0.to <= keepFrom }
+        if steps.count > Self.maxSteps { steps.removeFirst(steps.count - Self.maxSteps) }
+    }
+
+    /// The motion from the frame at `from` to the frame at `to` or the last
+    /// before it that the chain reaches (`to` of the result), composed from
+    /// the steps; nil when the chain does not start at `from`.
+    func span(from: TimeInterval, to: TimeInterval) -> FlowStep? {
+        var composed = FlowStep(from: from, to: from, motion: FlowStep.identity)
+        guard to > from + Self.sameTime else { return composed }
+        guard let first = steps.firstIndex(where: { $0.from > from - Self.sameTime }),
+              abs(steps[first].from - from) < Self.sameTime else {
+            // Nothing measured after `from` yet is a chain of no motion; a
+            // chain that starts later (or earlier, pruned) is none.
+            return from >= flowEnd - Self.sameTime ? composed : nil
+        }
+        for step in steps[first...] where step.to <= to + Self.sameTime {
+            let t = step.motion.transform, c = composed.motion.transform
+            composed.motion.transform = AffineTransform(
+                a: t.a * c.a + t.b * c.d, b: t.a * c.b + t.b * c.e, c: t.a * c.c + t.b * c.f + t.c,
+                d: t.d * c.a + t.e * c.d, e: t.d * c.b + t.e * c.e, f: t.d * c.c + t.e * c.f + t.f)
+            composed.motion.degrees += step.motion.degrees
+            composed.to = step.to
+        }
+        return composed
+    }
+
+    /// The roll's turn from `from` to `to`: measured by flow as far as it
+    /// reaches, by the rate for the rest.
+    func rollTurn(_ turned: FlowStep?, from: TimeInterval, to: TimeInterval, options: FaceTracker.Options) -> Double {
+        guard let turned else { return rollRate * min(max(to - from, 0), options.maxPredictionHorizon) }
+        return turned.motion.degrees + rollRate * min(max(to - turned.to, 0), options.maxPredictionHorizon)
     }
 
     /// The last observation with the track's smoothed angles.
@@ -199,27 +310,36 @@ private struct Track {
         return observation
     }
 
-    func displacement(at time: TimeInterval, options: FaceTracker.Options) -> (dx: Double, dy: Double) {
-        let dt = min(max(time - lastSeen, 0), options.maxPredictionHorizon)
+    /// The velocity's shift from `from` to `to`, counted from the last
+    /// detection at most `maxPredictionHorizon` on.
+    func displacement(from: TimeInterval, to: TimeInterval, options: FaceTracker.Options) -> (dx: Double, dy: Double) {
+        let horizon = lastSeen + options.maxPredictionHorizon
+        let dt = max(0, min(to, horizon) - max(from, lastSeen))
         return (velocity.x * dt, velocity.y * dt)
     }
 
     func predictedBox(at time: TimeInterval, options: FaceTracker.Options) -> TrackGeometry.Box {
-        let (dx, dy) = displacement(at: time, options: options)
-        return (x: last.box.x + dx, y: last.box.y + dy, w: last.box.w, h: last.box.h)
+        observation(at: time, options: options).box
     }
 
-    /// The smoothed observation carried to `time` by the track's motion.
+    /// The smoothed observation carried to `time`: by the flow measured
+    /// since the last detection as far as it reaches, then by the velocity.
     func observation(at time: TimeInterval, options: FaceTracker.Options) -> FaceObservation {
         var observation = smoothedObservation
-        let (dx, dy) = displacement(at: time, options: options)
-        observation.box = predictedBox(at: time, options: options)
+        var from = lastSeen
+        if let moved = span(from: lastSeen, to: time), moved.to > lastSeen {
+            observation = moved.motion.transform.apply(to: observation)
+            from = moved.to
+        }
+        let (dx, dy) = displacement(from: from, to: time, options: options)
+        observation.box.x += dx
+        observation.box.y += dy
+        observation.landmarks = observation.landmarks.map { TrackGeometry.shifted($0, by: dx, dy) }
         if let roll {
-            let ahead = min(max(time - rollTime, 0), options.maxPredictionHorizon)
-            observation.roll = TrackGeometry.wrapDegrees(roll + rollRate * ahead)
+            let turn = rollTurn(span(from: rollTime, to: time), from: rollTime, to: time, options: options)
+            observation.roll = TrackGeometry.wrapDegrees(roll + turn)
             if observation.roll == -180 { observation.roll = 180 }
         }
-        observation.landmarks = observation.landmarks.map { TrackGeometry.shifted($0, by: dx, dy) }
         return observation
     }
 }

@@ -9,7 +9,10 @@ import Foundation
 /// tracker takes any finished detection (recognition reads its crops from
 /// the frame the detection ran on) and carries every face to this frame's
 /// time by its motion, so a slow detector lowers how often faces are
-/// re-found, never the frame rate. A cut (SceneChangeProbe: most of the
+/// re-found, never the frame rate. Between passes each face moves with the
+/// picture under it: optical flow (FaceFlow) measures its shift, zoom and
+/// turn from the last frame to this one, and the tracker carries its box,
+/// landmarks and roll by that. A cut (SceneChangeProbe: most of the
 /// picture changed from one frame to the next) ends every track at once.
 ///
 /// Threads: owned by the pipeline (one frame at a time); the tracker is used
@@ -37,12 +40,17 @@ public final class FaceStage: PipelineStage {
     private var passesOnPicture = 0
     private var finePassesOnPicture = 0
     private var lastFineAt = -Double.infinity
+    /// Optical flow between frames (nil: boxes move by their velocity).
+    private let flow: FaceFlow?
+    /// The last frame's gray picture and time, where this frame's flow starts.
+    private var previousGray: (image: ImageBuffer, capturedAt: Double)?
 
     /// `isWatched` says whether anyone consumes faces live now (viewers, a
     /// broker); it is asked on the pipeline thread once a frame.
     public init(detector: FaceDetector, tracker: FaceTracker, service: FaceService, detectEvery: Int, limit: Int,
                 policy: FaceDetectionPolicy = FaceDetectionPolicy(), isWatched: @escaping @Sendable () -> Bool = { true },
-                stats: PipelineStats? = nil) {
+                opticalFlow: Bool = true, stats: PipelineStats? = nil) {
+        flow = opticalFlow ? FaceFlow() : nil
         worker = FaceDetectionWorker(detector: detector, limit: limit)
         self.tracker = tracker
         self.service = service
@@ -81,13 +89,15 @@ public final class FaceStage: PipelineStage {
                 stats?.faceSceneCut()
             }
         }
-        if let found = try worker.takeResult() {
+        let found = try worker.takeResult()
+        if let found {
             stats?.stage(.faceDetect, seconds: found.seconds)
             // Crops for recognition and enrollment come from the frame the
             // faces were found in, where their landmarks are.
             let detected = tracker.update(found.observations, at: found.capturedAt)
             _ = service.process(detected, frame: found.image, gray: found.gray, at: found.capturedAt)
         }
+        if flow != nil { try follow(&context, found: found) }
         let tracked = tracker.predict(at: frame.capturedAt)
         if offerDue, let gray = context.gray {
             let mode = policy.mode(tracking: !tracked.isEmpty, changed: changedSinceOffer, watched: isWatched())
@@ -119,5 +129,37 @@ public final class FaceStage: PipelineStage {
         }
         let faces = service.process(tracked, frame: frame.image, gray: context.gray, at: frame.capturedAt)
         context.detections += faces.map { $0.detection(frameWidth: frame.image.width, frameHeight: frame.image.height) }
+    }
+
+    /// Moves every shown track with the picture, from where its measured
+    /// motion ends to this frame: from the last frame, or for a face a pass
+    /// has just found, from the frame that pass looked at (a few frames
+    /// back). A face whose points do not agree on a motion this frame is
+    /// carried by its velocity, and its flow goes on from there.
+    private func follow(_ context: inout FrameContext, found: FaceDetectionWorker.Result?) throws {
+        guard let flow else { return }
+        let now = context.frame.capturedAt
+        let ends = tracker.flowEnds()
+        guard !ends.isEmpty else {
+            previousGray = nil
+            return
+        }
+        let gray = try context.gray ?? ImageOps.gray(context.frame.image)
+        context.gray = gray
+        defer { previousGray = (gray, now) }
+        for end in ends {
+            let source: (image: ImageBuffer, capturedAt: Double)
+            if let found, let foundGray = found.gray, abs(end.time - found.capturedAt) < 1e-6 {
+                source = (foundGray, found.capturedAt)
+            } else if let previousGray {
+                source = previousGray
+            } else {
+                continue
+            }
+            guard source.capturedAt < now, let face = tracker.observation(of: end.id, at: source.capturedAt),
+                  let motion = try flow.motion(of: face.box, landmarks: face.landmarks, from: source.image, to: gray)
+            else { continue }
+            tracker.move(end.id, by: motion, from: source.capturedAt, to: now)
+        }
     }
 }
