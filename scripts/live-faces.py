@@ -2,7 +2,7 @@
 """Live face evaluation: moving video made from the labelled shared photos, scored as a viewer sees it.
 
   scripts/live-faces.py make OUT.avi [--seconds 24] [--fps 25] [--shared ../shared]
-  scripts/live-faces.py score OUT.avi [--seconds 20] [--bin .build/release/sightline] [--server-arg=...]
+  scripts/live-faces.py score OUT.avi [--seconds 20] [--bin .build/release/sightline] [--server-arg=...] [--misses F]
   scripts/live-faces.py python-loop OUT.avi [--input-width 640]   (the same scores for OpenCV's YuNet on
       every frame; needs the opencv-python-headless wheel, which the project does not install)
 
@@ -155,6 +155,7 @@ class Scorer:
         self.after_cuts = 0     # frames scored among the first two of an appearance (after a cut)
         self.stray_after_cuts = 0
         self.missed_lagging = 0  # visible faces not found whose best box overlaps by IoU 0.1-0.4
+        self.misses = []        # each face wholly inside and not found: where, how large, how tilted
 
     def add(self, index: int, boxes: list[dict]) -> None:
         """`boxes`: [{"box": [x, y, w, h], "roll": float | None, "id": int | None}] normalized."""
@@ -173,8 +174,12 @@ class Scorer:
             self.visible += 1
             best = max(left, key=lambda i: iou(boxes[i]["box"], face["box"]), default=None)
             if best is None or iou(boxes[best]["box"], face["box"]) < 0.4:
-                if best is not None and iou(boxes[best]["box"], face["box"]) >= 0.1:
+                overlap = 0.0 if best is None else iou(boxes[best]["box"], face["box"])
+                if overlap >= 0.1:
                     self.missed_lagging += 1
+                self.misses.append({"frame": index, "ofAppearance": index % self.hold, "key": face["key"],
+                                    "widthPx": round(face["box"][2] * WIDTH), "roll": face["roll"],
+                                    "bestIoU": round(overlap, 2)})
                 continue
             left.remove(best)
             self.found += 1
@@ -288,6 +293,8 @@ def score(args) -> None:
             proc.kill()
     result = {"video": str(args.video), "seconds": args.seconds, "framesReceived": received,
               "cores": round(cores, 3), **scorer.summary()}
+    if args.misses:
+        args.misses.write_text("\n".join(json.dumps(m) for m in scorer.misses) + "\n")
     print(json.dumps(result))
     return result
 
@@ -337,6 +344,7 @@ def main() -> None:
     s.add_argument("--seconds", type=float, default=20)
     s.add_argument("--bin", default=os.environ.get("SIGHTLINE_BIN", str(REPO / ".build/release/sightline")))
     s.add_argument("--server-arg", action="append", default=[])
+    s.add_argument("--misses", type=Path, help="write each face not found (frame, width, roll, best IoU) as JSON lines")
     p = sub.add_parser("python-loop")
     p.add_argument("video", type=Path)
     p.add_argument("--model", type=Path, default=REPO / "models" / "face_detection_yunet_2023mar_320.onnx")

@@ -107,6 +107,48 @@ final class GatedFaceDetector: FaceDetector, @unchecked Sendable {
         #expect(stats.snapshot().faceSceneCuts == 1)
     }
 
+    /// Finds one face on a bright picture and none on a dark one (the cut-frame pass).
+    final class BrightPictureDetector: FaceDetector {
+        let name = "bright-fake"
+        var calls = 0
+        func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] {
+            calls += 1
+            return frame.bytes[0] > 128 ? [FaceObservation(box: (x: 60, y: 40, w: 30, h: 30), score: 0.9, roll: 12)] : []
+        }
+    }
+
+    @Test("the faces of a new picture are boxed on its first frame by the cut-frame pass, while the worker's pass is under way")
+    func aNewPictureIsBoxedOnItsFirstFrame() throws {
+        let worker = GatedFaceDetector()
+        let cut = BrightPictureDetector()
+        let stage = FaceStage(detector: worker, tracker: FaceTracker(),
+                              service: FaceService(recognizer: try FaceRecognizer(store: nil)),
+                              detectEvery: 1, limit: 10, cutDetector: cut)
+        defer { for _ in 0..<10 { worker.gate.signal() } }
+        var index = 0
+        func next(_ level: UInt8) throws -> [Detection] {
+            var context = frame(index, level: level)
+            index += 1
+            try stage.process(&context)
+            return context.detections.filter { $0.kind == .face }
+        }
+        // The first frame is a new picture (dark: nothing), the next ones are not.
+        #expect(try next(40).isEmpty)
+        #expect(cut.calls == 1)
+        #expect(try next(40).isEmpty)
+        #expect(cut.calls == 1)
+        // A cut to a bright picture: its face is boxed on that very frame (the
+        // worker is still held), upright until the worker's pass reads its roll,
+        // and kept on the frames after.
+        let first = try next(220)
+        #expect(cut.calls == 2)
+        let face = try #require(first.first)
+        #expect(first.count == 1)
+        #expect(face.roll == nil)
+        let ids = try (0..<5).map { _ in try next(220).first?.id }
+        #expect(ids.allSatisfy { $0 == face.id })
+    }
+
     @Test("the fine passes after the first on a new picture run back to back; then passes keep the active pace")
     func finePassesOfANewPictureRunBackToBack() throws {
         let detector = FineRecordingDetector()

@@ -139,7 +139,8 @@ public struct CameraAssembly {
                               policy: FaceDetectionPolicy(maxRate: settings.faceMaxRate, idleRate: settings.faceIdleRate,
                                                           fineEverySeconds: settings.faceFineEverySeconds),
                               isWatched: { [stats] in brokered || stats.streamingClients > 0 },
-                              opticalFlow: settings.faceOpticalFlow, stats: stats)
+                              opticalFlow: settings.faceOpticalFlow,
+                              cutDetector: try (detector as? YuNetDetector)?.cutFrameDetector(), stats: stats)
         return Faces(stage: stage, service: service, info: info)
     }
 }

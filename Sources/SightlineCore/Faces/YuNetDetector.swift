@@ -92,6 +92,7 @@ public final class YuNetDetector: FaceDetector {
     }
 
     public let options: Options
+    public let modelPath: String
     public var inputSize: Int { network.inputSize }
     public var name: String { "yunet-\(network.inputSize)" }
 
@@ -109,11 +110,14 @@ public final class YuNetDetector: FaceDetector {
     /// Missed tracks found again by a confirming crop, and fine passes run (for tests).
     private(set) var confirmations = 0
     private(set) var finePasses = 0
+    /// The order of `fineTurns` in this round of fine passes (`fineTilt`).
+    private var fineOrder: [Double] = []
     private var attributed: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double, smile: Double?,
                               eyesClosed: Bool?)] = []
 
     public init(modelPath: String, options: Options = Options()) throws {
         network = try YuNetNetwork(modelPath: modelPath)
+        self.modelPath = modelPath
         self.options = options
         refiner = LandmarkRefiner(network: network)
         refiner.startOffsets = options.refineStartOffsets
@@ -143,7 +147,7 @@ public final class YuNetDetector: FaceDetector {
             // back by the tilt whose turn it is.
             finePasses += 1
             let size = max(network.inputSize, min(options.fineInputSize, max(region.w, region.h)))
-            let tilt = options.fineTurns.isEmpty ? 0 : options.fineTurns[fine % options.fineTurns.count]
+            let tilt = fineTilt(fine, hints: hints)
             let found = tilt == 0 ? try detectOnce(frame, region: region, limit: limit, inputSize: size)
                 : try detectTurned(frame, region: region, limit: limit, inputSize: size, angles: [-tilt])
             let usual = faces
@@ -202,9 +206,14 @@ public final class YuNetDetector: FaceDetector {
                         // the pass that finds new faces (a cut, a person walking
                         // in) reports them at once.
                         if isNew { newFacesRead += 1 }
-                        // The first-pass roll of a face found on a turned frame leans towards that turn.
-                        let first = index >= turnedFrom ? 0 : FaceGeometry.withPose(face).roll ?? 0
-                        faces[index] = try readLive(face, in: frame, start: hint ?? first, otherwise: first)
+                        // The first-pass roll of a face found on a turned frame leans
+                        // towards that turn: its crop starts there (a head tilted like
+                        // the turn, which is why that pass found it, is read from near
+                        // its tilt), and upright is read too when that crop scores low
+                        // (an upright face the turned pass happened to find).
+                        let landmarkRoll = FaceGeometry.withPose(face).roll ?? 0
+                        let first = index >= turnedFrom ? 0 : landmarkRoll
+                        faces[index] = try readLive(face, in: frame, start: hint ?? landmarkRoll, otherwise: first)
                         records.append(RefineRecord(box: faces[index].box, at: now, tracked: hint,
                                                     reading: FaceGeometry.withPose(faces[index]).roll,
                                                     previousReading: hint == nil ? nil : last?.reading,
@@ -241,6 +250,43 @@ public final class YuNetDetector: FaceDetector {
         }
         attributed = attributeRecords
         return faces
+    }
+
+    /// A second detector on the same model for the frame of a cut
+    /// (FaceStage): the usual 320 pass alone, no second landmark pass, no
+    /// attributes (about 6 ms), so the large faces of a new picture are boxed
+    /// on its first frame while this one's full pass runs beside the pipeline.
+    public func cutFrameDetector() throws -> YuNetDetector {
+        var lite = Options()
+        lite.scoreThreshold = options.scoreThreshold
+        lite.nmsThreshold = options.nmsThreshold
+        lite.regionOfInterest = options.regionOfInterest
+        lite.attributes = nil
+        return try YuNetDetector(modelPath: modelPath, options: lite)
+    }
+
+    /// The tilt the `fine`-th fine pass on a picture looks for. Each round
+    /// of `fineTurns` starts with the tilt nearest the median roll of the
+    /// faces already tracked (those read upright; their first-pass rolls
+    /// when none is), then the next nearest: the first pass on a
+    /// turned picture (a tilted camera, a crowd leaning one way) finds its
+    /// large faces, and the small ones, tilted like them, are looked for
+    /// first. With no face tracked the order is `fineTurns`' own.
+    func fineTilt(_ fine: Int, hints: [FaceObservation]) -> Double {
+        guard !options.fineTurns.isEmpty else { return 0 }
+        let count = options.fineTurns.count
+        if fine % count == 0 || fineOrder.count != count {
+            // Rolls read upright first: a first-pass roll reads a tilted face short.
+            let read = hints.compactMap(\.roll)
+            let rolls = (read.isEmpty ? hints.compactMap { FaceGeometry.withPose($0).roll } : read).sorted()
+            let dominant = rolls.isEmpty ? 0 : rolls[rolls.count / 2]
+            fineOrder = options.fineTurns.enumerated().sorted {
+                let a = abs(FaceGeometry.normalizedDegrees($0.element - dominant))
+                let b = abs(FaceGeometry.normalizedDegrees($1.element - dominant))
+                return a != b ? a < b : $0.offset < $1.offset
+            }.map(\.element)
+        }
+        return fineOrder[fine % count]
     }
 
     /// One live crop reading (`LandmarkRefiner.readFromTrack`) turned by

@@ -40,6 +40,10 @@ public final class FaceStage: PipelineStage {
     private var passesOnPicture = 0
     private var finePassesOnPicture = 0
     private var lastFineAt = -Double.infinity
+    /// Runs on the frame of a cut itself, on the pipeline thread (nil: none).
+    private let cutDetector: FaceDetector?
+    private var readFirstFrame = false
+    private let limit: Int
     /// Optical flow between frames (nil: boxes move by their velocity).
     private let flow: FaceFlow?
     /// The last frame's gray picture and time, where this frame's flow starts.
@@ -49,8 +53,10 @@ public final class FaceStage: PipelineStage {
     /// broker); it is asked on the pipeline thread once a frame.
     public init(detector: FaceDetector, tracker: FaceTracker, service: FaceService, detectEvery: Int, limit: Int,
                 policy: FaceDetectionPolicy = FaceDetectionPolicy(), isWatched: @escaping @Sendable () -> Bool = { true },
-                opticalFlow: Bool = true, stats: PipelineStats? = nil) {
+                opticalFlow: Bool = true, cutDetector: FaceDetector? = nil, stats: PipelineStats? = nil) {
         flow = opticalFlow ? FaceFlow() : nil
+        self.cutDetector = cutDetector
+        self.limit = limit
         worker = FaceDetectionWorker(detector: detector, limit: limit)
         self.tracker = tracker
         self.service = service
@@ -71,11 +77,18 @@ public final class FaceStage: PipelineStage {
         let frame = context.frame
         framesSinceOffer += 1
         let offerDue = framesSinceOffer >= detectEvery
+        // The first frame read, or a cut: a new picture starts on this frame.
+        var newPicture = false
         if offerDue {
             let gray = try context.gray ?? ImageOps.gray(frame.image)
             context.gray = gray
             let reading = try probe.read(gray)
             if reading.changed { changedSinceOffer = true }
+            if !readFirstFrame {
+                readFirstFrame = true
+                newPicture = true
+                try findOnCut(frame, gray: gray)
+            }
             if reading.cut {
                 // Another picture: every face of the last one is gone with it,
                 // at once (their boxes would drift over the new scene), and a
@@ -87,6 +100,8 @@ public final class FaceStage: PipelineStage {
                 passesOnPicture = 0
                 finePassesOnPicture = 0
                 stats?.faceSceneCut()
+                newPicture = true
+                try findOnCut(frame, gray: gray)
             }
         }
         let found = try worker.takeResult()
@@ -111,8 +126,8 @@ public final class FaceStage: PipelineStage {
                 && passesOnPicture <= policy.finePassesOnNewPicture && worker.isIdle
             let interval = policy.interval(mode)
             if settling || frame.capturedAt - lastDueAt >= interval * 0.95,
-               worker.offer(frame.image, gray: gray, capturedAt: frame.capturedAt, hints: tracked.map(\.observation),
-                            fine: fine ? finePassesOnPicture : nil) {
+               worker.offer(frame.image, gray: gray, capturedAt: frame.capturedAt,
+                            hints: newPicture ? [] : tracked.map(\.observation), fine: fine ? finePassesOnPicture : nil) {
                 probe.keepAsReference()
                 passesOnPicture += 1
                 if fine {
@@ -129,6 +144,25 @@ public final class FaceStage: PipelineStage {
         }
         let faces = service.process(tracked, frame: frame.image, gray: context.gray, at: frame.capturedAt)
         context.detections += faces.map { $0.detection(frameWidth: frame.image.width, frameHeight: frame.image.height) }
+    }
+
+    /// The faces of a new picture (a cut, or the first frame) on its own first frame: a quick pass
+    /// (`cutDetector`, the usual one without its second landmark pass) here,
+    /// on the pipeline thread, since the worker's full pass on this frame
+    /// ends a frame or more later. Their roll comes with that pass (a
+    /// first-pass roll is some 6° off, and the tracker would carry the
+    /// error); cuts are rare, and the few milliseconds are spent on the
+    /// frames a viewer notices most. The worker's pass on the same frame
+    /// gets no hints from it: its faces are new to that pass (read upright
+    /// one at a time, the rest on the next pass, as after any cut).
+    private func findOnCut(_ frame: Frame, gray: ImageBuffer) throws {
+        guard let cutDetector else { return }
+        let start = MonotonicClock.nanos()
+        var faces = try cutDetector.detect(in: frame.image, gray: gray, limit: limit)
+        for index in faces.indices { faces[index].roll = nil }
+        stats?.stage(.faceDetect, seconds: Double(MonotonicClock.nanos() - start) / 1e9)
+        let found = tracker.update(faces, at: frame.capturedAt)
+        _ = service.process(found, frame: frame.image, gray: gray, at: frame.capturedAt)
     }
 
     /// Moves every shown track with the picture, from where its measured
