@@ -110,6 +110,8 @@ public final class YuNetDetector: FaceDetector {
     /// Missed tracks found again by a confirming crop, and fine passes run (for tests).
     private(set) var confirmations = 0
     private(set) var finePasses = 0
+    /// The turn of the first crop of the last live reading (for tests).
+    private(set) var lastReadStart: Double?
     /// The order of `fineTurns` in this round of fine passes (`fineTilt`).
     private var fineOrder: [Double] = []
     private var attributed: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double, smile: Double?,
@@ -213,7 +215,16 @@ public final class YuNetDetector: FaceDetector {
                         // (an upright face the turned pass happened to find).
                         let landmarkRoll = FaceGeometry.withPose(face).roll ?? 0
                         let first = index >= turnedFrom ? 0 : landmarkRoll
-                        faces[index] = try readLive(face, in: frame, start: hint ?? landmarkRoll, otherwise: first)
+                        // A tracked face not read yet (reported before its reading)
+                        // starts from the landmarks of the pass that found it: a
+                        // turned fine pass sees a tilted face's roll where this
+                        // upright pass reads it short (its landmarks put a 48-pixel
+                        // face at 35° near 3°, where its crop read it, and its
+                        // track went upright and lost it).
+                        let unread = hint == nil && !isNew
+                            ? Self.overlapping(face.box, in: hints, box: { $0.box }).flatMap { FaceGeometry.withPose($0).roll }
+                            : nil
+                        faces[index] = try readLive(face, in: frame, start: hint ?? unread ?? landmarkRoll, otherwise: first)
                         records.append(RefineRecord(box: faces[index].box, at: now, tracked: hint,
                                                     reading: FaceGeometry.withPose(faces[index]).roll,
                                                     previousReading: hint == nil ? nil : last?.reading,
@@ -266,8 +277,8 @@ public final class YuNetDetector: FaceDetector {
     }
 
     /// The tilt the `fine`-th fine pass on a picture looks for. Each round
-    /// of `fineTurns` starts with the tilt nearest the median roll of the
-    /// faces already tracked (those read upright; their first-pass rolls
+    /// of `fineTurns` starts with the tilt nearest twice the median roll of
+    /// the faces already tracked (those read upright; their first-pass rolls
     /// when none is), then the next nearest: the first pass on a
     /// turned picture (a tilted camera, a crowd leaning one way) finds its
     /// large faces, and the small ones, tilted like them, are looked for
@@ -279,7 +290,11 @@ public final class YuNetDetector: FaceDetector {
             // Rolls read upright first: a first-pass roll reads a tilted face short.
             let read = hints.compactMap(\.roll)
             let rolls = (read.isEmpty ? hints.compactMap { FaceGeometry.withPose($0).roll } : read).sorted()
-            let dominant = rolls.isEmpty ? 0 : rolls[rolls.count / 2]
+            // The faces still to find lean further than those found: the
+            // usual (upright) passes find the nearer-upright ones first. So
+            // the round starts with the tilt nearest twice their median (a
+            // group read at 12° is looked for at +30° first, one at 4° upright).
+            let dominant = 2 * (rolls.isEmpty ? 0 : rolls[rolls.count / 2])
             fineOrder = options.fineTurns.enumerated().sorted {
                 let a = abs(FaceGeometry.normalizedDegrees($0.element - dominant))
                 let b = abs(FaceGeometry.normalizedDegrees($1.element - dominant))
@@ -301,6 +316,7 @@ public final class YuNetDetector: FaceDetector {
     /// the one the network scores higher wins.
     func readLive(_ face: FaceObservation, in frame: ImageBuffer, start: Double, otherwise: Double) throws
         -> FaceObservation {
+        lastReadStart = start
         var best = try refiner.readFromTrack(face, in: frame, trackedRoll: start)
         if (best?.cropScore ?? 0) < Self.doubtfulCropScore,
            abs(FaceGeometry.normalizedDegrees(otherwise - start)) > Self.startDoubt,

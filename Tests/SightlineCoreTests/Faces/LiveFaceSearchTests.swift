@@ -75,11 +75,38 @@ struct LiveFaceSearchTests {
         #expect(round([24, 28, 31]) == [30, 0, -30])
         #expect(round([-22, 4, -26]) == [-30, 0, 30])
         #expect(round([2]) == [0, 30, -30])
+        // The faces still missing lean further than those found: a group read at 12° is
+        // looked for at +30° first, one at 4° upright.
+        #expect(round([12]) == [30, 0, -30])
+        #expect(round([-4, 4, 2]) == [0, 30, -30])
         // Later rounds (one fine pass a second) look again at what is tracked then.
         #expect(round([-40], from: 3) == [-30, 0, 30])
         // The order holds through a round even as the tracked faces change.
         #expect(detector.fineTilt(6, hints: [FaceObservation(box: (x: 0, y: 0, w: 50, h: 50), score: 0.9, roll: 30)]) == 30)
         #expect(detector.fineTilt(7, hints: []) == 0)
+    }
+
+    @Test("a tracked face not read yet starts its reading from the landmarks that found it, not this pass's short roll")
+    func unreadFacesStartFromTheirTrackedLandmarks() throws {
+        // A face 55 px wide turned 30°: the usual pass finds it, and its own
+        // landmarks put it near upright (checked: -0.5°).
+        let image = try Self.frame(photoWidth: 160, turn: 30)
+        let still = try YuNetDetector(modelPath: FaceTestData.modelPath(FaceTestData.model320), options: .stillImage)
+        var tracked = try #require(Self.near(try still.detect(in: image, gray: nil, limit: 10), 320, 240, within: 40))
+        let truth = try #require(tracked.roll)
+        #expect(abs(truth - 30) < 5)
+        let probe = try Self.live { $0.newFacesReadAtOnce = 0 }
+        let usual = try #require(Self.near(try probe.detect(in: image, gray: nil, limit: 10, hints: [], fine: nil),
+                                           320, 240, within: 40))
+        let short = try #require(FaceGeometry.withPose(usual).roll)
+        #expect(abs(short - truth) > 15, "the premise: this pass's landmarks read it short (\(short)°)")
+        // Tracked, not read yet (as a face a turned fine pass found and reported unread):
+        tracked.roll = nil
+        let detector = try Self.live()
+        let read = try #require(Self.near(try detector.detect(in: image, gray: nil, limit: 10, hints: [tracked], fine: nil),
+                                          320, 240, within: 40))
+        #expect(abs(try #require(detector.lastReadStart) - truth) < 3)
+        #expect(abs(try #require(read.roll) - truth) < 5)
     }
 
     @Test("a tracked face the usual pass misses is confirmed by a crop where it was predicted; an empty place is not")
