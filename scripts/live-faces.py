@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Live face evaluation: moving video made from the labelled shared photos, scored as a viewer sees it.
 
-  scripts/live-faces.py make OUT.avi [--seconds 24] [--fps 25] [--shared ../shared]
+  scripts/live-faces.py make OUT.avi [--seconds 24] [--fps 25] [--shared ../shared] [--labels MY.json]
   scripts/live-faces.py score OUT.avi [--seconds 20] [--bin .build/release/sightline] [--server-arg=...] [--misses F]
   scripts/live-faces.py python-loop OUT.avi [--input-width 640]   (the same scores for OpenCV's YuNet on
       every frame; needs the opencv-python-headless wheel, which the project does not install)
@@ -13,7 +13,8 @@ zooms from 1.0 to 1.5 and drifts 60 px. Each frame carries its index as a 16-bit
 top-left corner (as scripts/make-face-pan.py draws it), and OUT.truth.json holds every face of
 every frame: its box (normalized, the labelled box turned and zoomed with the photo), its roll
 (the labelled roll minus the turn; degrees, clockwise positive), whether it is wholly inside
-the frame, and a key that names the face within this appearance of its photo.
+the frame, and a key that names the face within this appearance of its photo. With --labels,
+the photos are your own (a file in faces.json's format, the photos beside it), shown in its order.
 
 `score` starts `sightline serve --source file:OUT.avi` on a free loopback port, reads /ws
 with one WebSocket client for --seconds, reads each frame's code and scores the face boxes
@@ -69,8 +70,14 @@ def wrap(degrees: float) -> float:
 
 
 def make(args) -> None:
-    labels = {im["file"]: im for im in json.loads((args.shared / "testdata/faces/faces.json").read_text())["images"]}
-    photos = [(Image.open(args.shared / "testdata/faces" / name).convert("RGB"), labels[name]["faces"]) for name in PHOTOS]
+    if args.labels:
+        # Photos of your own: every image of a file in faces.json's format, beside it.
+        images = json.loads(args.labels.read_text())["images"]
+        photos = [(Image.open(args.labels.parent / im["file"]).convert("RGB"), im["faces"]) for im in images]
+    else:
+        labels = {im["file"]: im for im in json.loads((args.shared / "testdata/faces/faces.json").read_text())["images"]}
+        photos = [(Image.open(args.shared / "testdata/faces" / name).convert("RGB"), labels[name]["faces"])
+                  for name in PHOTOS]
     hold = int(HOLD_S * args.fps)
     count = int(args.seconds * args.fps)
     jpegs, truth = [], []
@@ -339,6 +346,8 @@ def main() -> None:
     m.add_argument("--seconds", type=float, default=24)
     m.add_argument("--fps", type=int, default=25)
     m.add_argument("--shared", type=Path, default=Path(os.environ.get("SIGHTLINE_SHARED", REPO.parent / "shared")))
+    m.add_argument("--labels", type=Path, help="photos of your own instead: a JSON file in faces.json's format "
+                   "({\"images\": [{\"file\", \"faces\": [{\"box\": [x, y, w, h], \"roll\"}]}]}), photos beside it")
     s = sub.add_parser("score")
     s.add_argument("video", type=Path)
     s.add_argument("--seconds", type=float, default=20)
