@@ -5,8 +5,9 @@ frame by frame, by the code drawn in each frame). The clip is made at 10 fps (th
 1.7 degrees a frame, as the full video's 17 degrees a second at 10 detection passes a second)
 and played at 6 fps, so every frame can get a detection pass even on a slow machine: the test
 scores finding and following, not this machine's speed. Thresholds are set from measured runs
-with room to spare (found 0.85, no stray box, first boxed after 3 frames, roll median 3.6
-degrees on this machine); the full video's figures belong in the note."""
+with room to spare (found 0.968, no stray box, first boxed after a median of 0 frames and at
+most 2, roll median 2.7 degrees on this machine, the same on every run, and under two busy
+loops beside it); the full video's figures belong in the note."""
 
 import importlib.util
 import json
@@ -42,11 +43,13 @@ def test_faces_are_found_at_once_gone_at_a_cut_and_keep_their_ids(sightline, tes
     result = scorer.summary()
     print(json.dumps(result))
     assert received >= 60, result
-    assert result["facesFound"] >= 0.75, result
+    assert result["facesFound"] >= 0.85, result
     assert result["boxesOnNoFacePerFrame"] <= 0.1, result
     assert result["boxesOnNoFaceRightAfterCuts"]["frames"] >= 2, result
     assert result["boxesOnNoFaceRightAfterCuts"]["boxes"] == 0, result
-    assert result["framesUntilBoxed"]["median"] <= 4, result
-    assert result["rollErrorDeg"]["median"] <= 6, result
+    # Found at once: a new face boxed within 2 frames of appearing (median), 5 at most.
+    assert result["framesUntilBoxed"]["median"] <= 2, result
+    assert result["framesUntilBoxed"]["max"] <= 5, result
+    assert result["rollErrorDeg"]["median"] <= 4.5, result
     assert result["idSwitches"] == 0, result
     server.stop_checked()

@@ -43,7 +43,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         self.detector = detector
         self.limit = limit
         let thread = Thread { [self] in
-            BackgroundPriority.lowerCurrentThread()
+            BackgroundPriority.lowerCurrentThread(by: BackgroundPriority.faceNiceness)
             run()
         }
         thread.name = "sightline.faces"
