@@ -59,6 +59,18 @@ final class GatedFaceDetector: FaceDetector, @unchecked Sendable {
                                          capturedNanos: MonotonicClock.nanos(), image: image))
     }
 
+    /// Feeds `stage` one frame of the given gray level at a time, 30 fps
+    /// apart, and returns that frame's face detections.
+    private func feeder(_ stage: FaceStage) -> (UInt8) throws -> [Detection] {
+        var index = 0
+        return { level in
+            var context = frame(index, level: level)
+            index += 1
+            try stage.process(&context)
+            return context.detections.filter { $0.kind == .face }
+        }
+    }
+
     @Test func aCutEndsEveryFaceAtOnceAndDropsADetectionOfTheOldPicture() throws {
         let detector = GatedFaceDetector()
         let stats = PipelineStats()
@@ -66,13 +78,7 @@ final class GatedFaceDetector: FaceDetector, @unchecked Sendable {
                               service: FaceService(recognizer: try FaceRecognizer(store: nil)),
                               detectEvery: 1, limit: 10, stats: stats)
         defer { for _ in 0..<10 { detector.gate.signal() } }
-        var index = 0
-        func next(_ level: UInt8) throws -> [Detection] {
-            var context = frame(index, level: level)
-            index += 1
-            try stage.process(&context)
-            return context.detections.filter { $0.kind == .face }
-        }
+        let next = feeder(stage)
         // Picture A: the first pass finds the face, which is then tracked.
         _ = try next(40)
         #expect(waitUntil { detector.lock.withLock { detector.calls } == 1 })
@@ -125,13 +131,7 @@ final class GatedFaceDetector: FaceDetector, @unchecked Sendable {
                               service: FaceService(recognizer: try FaceRecognizer(store: nil)),
                               detectEvery: 1, limit: 10, cutDetector: cut)
         defer { for _ in 0..<10 { worker.gate.signal() } }
-        var index = 0
-        func next(_ level: UInt8) throws -> [Detection] {
-            var context = frame(index, level: level)
-            index += 1
-            try stage.process(&context)
-            return context.detections.filter { $0.kind == .face }
-        }
+        let next = feeder(stage)
         // The first frame is a new picture (dark: nothing), the next ones are not.
         #expect(try next(40).isEmpty)
         #expect(cut.calls == 1)
