@@ -12,6 +12,7 @@ struct ServeCommand: ParsableCommand {
     @OptionGroup var options: SettingsOptions
 
     func run() throws {
+        MallocArenas.limitForServer()
         let settings = try options.resolveSettings()
         OpenCVThreads.set(settings.opencvThreads)
         let logger = try LogSetup.bootstrap(level: settings.logLevel)
