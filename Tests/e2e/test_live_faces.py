@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import http_get
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,4 +53,13 @@ def test_faces_are_found_at_once_gone_at_a_cut_and_keep_their_ids(sightline, tes
     assert result["framesUntilBoxed"]["max"] <= 5, result
     assert result["rollErrorDeg"]["median"] <= 4.5, result
     assert result["idSwitches"] == 0, result
+    # /api/state and /metrics count the kinds of passes: a quick pass on the first frame and on
+    # each cut's frame (three pictures in the clip), and three fine passes after each.
+    faces = server.state()["faces"]
+    assert faces["sceneCuts"] >= 2, faces
+    assert faces["cutFramePasses"] >= faces["sceneCuts"] + 1, faces
+    assert faces["finePasses"] >= 3 * (faces["sceneCuts"] + 1), faces
+    assert faces["passes"] > faces["finePasses"] + faces["cutFramePasses"], faces
+    metrics = http_get(server.port, "/metrics")[2].decode()
+    assert f"sightline_face_cut_frame_passes_total {faces['cutFramePasses']}" in metrics
     server.stop_checked()

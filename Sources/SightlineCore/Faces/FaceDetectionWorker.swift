@@ -21,6 +21,8 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         public let gray: ImageBuffer?
         public let capturedAt: Double
         public let seconds: Double
+        /// Whether it was a fine pass (`offer`'s `fine`).
+        public let fine: Bool
     }
 
     private let detector: FaceDetector
@@ -147,7 +149,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
             case .success(let observations):
                 previous = (observations, job.capturedAt)
                 result = Result(observations: observations, image: job.image, gray: job.gray,
-                                capturedAt: job.capturedAt, seconds: seconds)
+                                capturedAt: job.capturedAt, seconds: seconds, fine: job.fine != nil)
             case .failure(let error):
                 failure = error
             }

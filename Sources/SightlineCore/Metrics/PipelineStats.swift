@@ -44,6 +44,10 @@ public final class PipelineStats: Sendable {
         public var facePassesPerSecond = 0.0
         /// Cuts seen by the face stage (each ended every face track).
         public var faceSceneCuts: UInt64 = 0
+        /// Of `facePasses`: fine passes (small and tilted faces), and quick
+        /// passes on the frame of a cut on the pipeline thread.
+        public var faceFinePasses: UInt64 = 0
+        public var faceCutFramePasses: UInt64 = 0
     }
 
     private struct State {
@@ -102,6 +106,16 @@ public final class PipelineStats: Sendable {
     /// Pipeline thread: the face stage saw a cut and ended every track.
     public func faceSceneCut() {
         state.withLock { $0.data.faceSceneCuts += 1 }
+    }
+
+    /// Pipeline thread: a finished pass was a fine one.
+    public func faceFinePass() {
+        state.withLock { $0.data.faceFinePasses += 1 }
+    }
+
+    /// Pipeline thread: a quick pass ran on a cut's frame.
+    public func faceCutFramePass() {
+        state.withLock { $0.data.faceCutFramePasses += 1 }
     }
 
     public func faceMode(_ mode: FaceDetectionPolicy.Mode) {

@@ -31,6 +31,11 @@ public enum PrometheusText {
                    FaceDetectionPolicy.Mode.allCases.map { ("{mode=\"\($0.rawValue)\"}", $0 == mode ? 1 : 0) })
             metric("sightline_face_detection_passes_total", "counter", "Face detection passes finished.",
                    [("", Double(stats.facePasses))])
+            metric("sightline_face_fine_passes_total", "counter",
+                   "Of the face detection passes: fine ones (small and tilted faces).", [("", Double(stats.faceFinePasses))])
+            metric("sightline_face_cut_frame_passes_total", "counter",
+                   "Of the face detection passes: quick ones on a cut's own frame.",
+                   [("", Double(stats.faceCutFramePasses))])
             metric("sightline_face_scene_cuts_total", "counter", "Cuts to another picture; each ended every face track.",
                    [("", Double(stats.faceSceneCuts))])
         }

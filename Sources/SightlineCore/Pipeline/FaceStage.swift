@@ -107,6 +107,7 @@ public final class FaceStage: PipelineStage {
         let found = try worker.takeResult()
         if let found {
             stats?.stage(.faceDetect, seconds: found.seconds)
+            if found.fine { stats?.faceFinePass() }
             // Crops for recognition and enrollment come from the frame the
             // faces were found in, where their landmarks are.
             let detected = tracker.update(found.observations, at: found.capturedAt)
@@ -161,6 +162,7 @@ public final class FaceStage: PipelineStage {
         var faces = try cutDetector.detect(in: frame.image, gray: gray, limit: limit)
         for index in faces.indices { faces[index].roll = nil }
         stats?.stage(.faceDetect, seconds: Double(MonotonicClock.nanos() - start) / 1e9)
+        stats?.faceCutFramePass()
         let found = tracker.update(faces, at: frame.capturedAt)
         _ = service.process(found, frame: frame.image, gray: gray, at: frame.capturedAt)
     }

@@ -36,6 +36,10 @@ public struct ServerState: Codable, Sendable {
         public var passes: UInt64?
         /// Cuts to another picture seen so far (each ended every face track).
         public var sceneCuts: UInt64?
+        /// Of `passes`: fine ones (small and tilted faces, FaceDetectionPolicy)
+        /// and quick ones on a cut's own frame.
+        public var finePasses: UInt64?
+        public var cutFramePasses: UInt64?
         /// The pacing settings: passes a second at most, and when still or unwatched.
         public var maxRate: Double?
         public var idleRate: Double?
@@ -91,6 +95,8 @@ public struct ServerState: Codable, Sendable {
             self.faces?.passesPerSecond = stats.facePassesPerSecond.rounded(toPlaces: 2)
             self.faces?.passes = stats.facePasses
             self.faces?.sceneCuts = stats.faceSceneCuts
+            self.faces?.finePasses = stats.faceFinePasses
+            self.faces?.cutFramePasses = stats.faceCutFramePasses
         }
         self.sinks = sinks
     }
