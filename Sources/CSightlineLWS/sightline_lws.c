@@ -2,6 +2,10 @@
 #include "sightline_lws.h"
 #include <string.h>
 #include <stdlib.h>
+#include <netinet/in.h>
+#include <linux/tcp.h> // struct tcp_info with tcpi_bytes_received (glibc's lacks it)
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 
 int sl_lws_pre(void) { return LWS_PRE; }
 
@@ -11,6 +15,7 @@ struct lws_context *sl_lws_create_context(const char *iface, int port,
                                           const char *cert_path,
                                           const char *key_path,
                                           int timeout_secs,
+                                          int header_pool,
                                           int *bound_port,
                                           void **protocols_out) {
     // The protocols array must outlive the context; one per context. The
@@ -30,9 +35,13 @@ struct lws_context *sl_lws_create_context(const char *iface, int port,
     info.gid = -1;
     info.uid = -1;
     info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 | LWS_SERVER_OPTION_DISABLE_IPV6;
-    info.timeout_secs = (unsigned int)timeout_secs; // headers, and each piece of a body, within this
+    info.timeout_secs = (unsigned int)timeout_secs; // each piece of a body within this
+    info.timeout_secs_ah_idle = (unsigned int)timeout_secs; // headers within this (lws's default is 10 s)
     info.max_http_header_data = 16384; // request line and headers; StreamServer answers 414/431 past 8 KiB
-    info.max_http_header_pool = 256;    // shared; one address may hold 16 (StreamServer)
+    // Header buffers (made as needed, 16 KiB each) for requests being read, and
+    // held by streams and uploads; StreamServer keeps the unfinished ones
+    // under a share of it (evicting the oldest) and one address under 16.
+    info.max_http_header_pool = (unsigned short)header_pool;
     info.vhost_name = "sightline";
     info.user = user;
     if (cert_path && key_path) {
@@ -70,4 +79,24 @@ int sl_lws_write_http_head(struct lws *wsi, unsigned int status,
 
 void sl_lws_set_logging(int levels, void (*emit)(int level, const char *line)) {
     lws_set_log_level(levels, emit);
+}
+
+static int tcp_info_of(int fd, struct tcp_info *info) {
+    socklen_t length = sizeof *info;
+    memset(info, 0, sizeof *info);
+    return getsockopt(fd, IPPROTO_TCP, TCP_INFO, info, &length);
+}
+
+int sl_socket_quiet_ms(int fd) {
+    int unread = 0;
+    if (ioctl(fd, FIONREAD, &unread) != 0 || unread > 0) return -1;
+    struct tcp_info info;
+    if (tcp_info_of(fd, &info) != 0) return -1;
+    return (int)info.tcpi_last_data_recv;
+}
+
+int64_t sl_socket_bytes_received(int fd) {
+    struct tcp_info info;
+    if (tcp_info_of(fd, &info) != 0) return -1;
+    return (int64_t)info.tcpi_bytes_received;
 }

@@ -173,3 +173,114 @@ def test_no_signal_answers(sightline):
     while http_get(live.port, "/healthz")[0] != 200 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert http_get(live.port, "/healthz")[0] == 200
+
+
+def head_only_request(port: int, head: str, source: str = "127.0.0.1", wait: float = 5.0) -> tuple[bytes, float]:
+    """Sends a request's head (whose Content-Length promises a body) and no body byte;
+    the answer and how long it took. An answer at all proves nothing of the body was needed."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(wait)
+        s.bind((source, 0))
+        s.connect((HOST, port))
+        start = time.monotonic()
+        s.sendall(head.encode())
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        return data, time.monotonic() - start
+
+
+def test_credentials_and_origin_are_checked_before_any_body_byte(sightline):
+    """An admin route without credentials gets 401 on its headers alone (the body is never
+    sent here, so a server that waited for it could not answer); a foreign Origin 403; a
+    body over the limit 413 likewise; with the token the same head waits for its body."""
+    server = sightline(source="demo")
+    own = f"{HOST}:{server.port}"
+    routes = [("POST", "/api/templates?name=x", "multipart/form-data; boundary=zz"),
+              ("POST", "/api/templates?name=x", "application/x-www-form-urlencoded"),
+              ("POST", "/api/templates?name=x", "image/png"),
+              ("PATCH", "/api/templates/demo", "application/json"),
+              ("POST", "/api/faces/1/name", "application/json"),
+              ("POST", "/api/source", "application/json")]
+    for method, path, kind in routes:
+        head = f"{method} {path} HTTP/1.1\r\nHost: {own}\r\nContent-Type: {kind}\r\nContent-Length: 5000\r\n"
+        answer, took = head_only_request(server.port, head + "\r\n")
+        assert answer.startswith(b"HTTP/1.1 401"), (method, path, kind, answer[:300])
+        assert took < 2.0, (method, path, f"{took:.2f} s")
+        answer, _ = head_only_request(server.port, head + f"Authorization: Bearer {TOKEN}\r\nOrigin: http://evil.example\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 403"), (method, path, answer[:300])
+        big = head.replace("Content-Length: 5000", "Content-Length: 99999999")
+        answer, _ = head_only_request(server.port, big + f"Authorization: Bearer {TOKEN}\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 413"), (method, path, answer[:300])
+    # With the admin token the server waits for the body it was promised: no answer yet.
+    with pytest.raises(socket.timeout):
+        head_only_request(server.port, f"POST /api/templates?name=x HTTP/1.1\r\nHost: {own}\r\n"
+                                       f"Authorization: Bearer {TOKEN}\r\nContent-Type: image/png\r\n"
+                                       f"Content-Length: 5000\r\n\r\n", wait=1.0)
+    server.assert_alive()
+
+
+def sign_in(port: int, token: str, source: str) -> int:
+    """POST /api/session from `source`; the status."""
+    body = json.dumps({"token": token}).encode()
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(5)
+        s.bind((source, 0))
+        s.connect((HOST, port))
+        s.sendall((f"POST /api/session HTTP/1.1\r\nHost: {HOST}:{port}\r\nContent-Type: application/json\r\n"
+                   f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body)
+        data = b""
+        while (chunk := s.recv(4096)):
+            data += chunk
+    return int(data.split(b" ", 2)[1])
+
+
+@pytest.mark.parametrize("view", ["open", "token"])
+def test_wrong_sign_ins_are_slowed_whatever_the_viewing_setting(sightline, tmp_path, view):
+    config = tmp_path / "access.yaml"
+    config.write_text(f"access: {{view: {view}}}\n")
+    server = sightline("--config", config, source="demo", wait=False)
+    statuses = [sign_in(server.port, "not-the-token", "127.0.0.21") for _ in range(20)]
+    assert statuses[:5] == [401] * 5, statuses
+    assert statuses[-10:] == [429] * 10, statuses
+    assert sign_in(server.port, TOKEN, "127.0.0.21") == 429
+    start = time.monotonic()
+    assert sign_in(server.port, TOKEN, "127.0.0.22") == 200
+    assert time.monotonic() - start < 1.0
+
+
+def test_viewers_see_no_server_paths_and_admins_do(sightline, tmp_path, testdata):
+    video = tmp_path / "cams" / "front door.avi"
+    video.parent.mkdir()
+    video.symlink_to(testdata / "video" / "vtest.avi")
+    missing = tmp_path / "cams" / "gone.avi"
+    server = sightline("--offer-source", f"file:{missing}", source=f"file:{video}", wait=False)
+    server.wait_live()
+    status, _, body = http_get(server.port, "/api/state")
+    viewer = json.loads(body)["source"]
+    assert status == 200 and str(tmp_path) not in body.decode(), viewer
+    assert viewer["name"] == "front door.avi" and viewer["spec"] == "file:front door.avi", viewer
+    status, _, body = http_get(server.port, "/api/sources")
+    assert status == 200 and str(tmp_path) not in body.decode(), body[:400]
+    admin = json.loads(http_get(server.port, "/api/state", headers=ADMIN)[2])["source"]
+    assert admin["spec"] == f"file:{video}", admin
+    listing = json.loads(http_get(server.port, "/api/sources", headers=ADMIN)[2])
+    assert listing["current"] == f"file:{video}", listing
+    # A source that fails: its error detail names the file, not its folder, for a viewer.
+    status, _, body = http_get(server.port, "/api/source", method="POST",
+                               headers={**ADMIN, "Content-Type": "application/json"},
+                               body=json.dumps({"spec": f"file:{missing}"}).encode())
+    assert status == 200, body
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        admin = json.loads(http_get(server.port, "/api/state", headers=ADMIN)[2])["source"]
+        if admin["state"] == "noSignal":
+            break
+        time.sleep(0.1)
+    assert admin["state"] == "noSignal" and str(missing) in admin["detail"], admin
+    body = http_get(server.port, "/api/state")[2].decode()
+    viewer = json.loads(body)["source"]
+    assert str(tmp_path) not in body and "gone.avi" in viewer["detail"], viewer

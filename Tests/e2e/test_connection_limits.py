@@ -1,7 +1,8 @@
-"""Idle connections from one address cannot lock others out: while 1000 connections
-from 127.0.0.1 sit idle (and are reopened as the server closes them), a viewer from
-127.0.0.2 connects within a second and gets frames, and an admin upload from
-127.0.0.3 succeeds."""
+"""Idle connections cannot lock others out: while 1000 connections from 127.0.0.1 sit
+idle, or 1000 from 250 addresses (4 each, under the per-address cap) that together
+would fill libwebsockets' header buffers, and are reopened as the server closes them,
+a viewer from another address gets frames within a second and an admin upload
+succeeds."""
 
 import io
 import json
@@ -21,16 +22,66 @@ def from_address(source: str, port: int, timeout=5.0) -> socket.socket:
     return s
 
 
-def keep_idle(port, sockets, until):
-    """Reopens idle connections the server closed, until `until` (bounded)."""
+def keep_idle(port, sockets, until, addresses=("127.0.0.1",)):
+    """Reopens idle connections the server closed (or shut down), until `until` (bounded)."""
     while time.monotonic() < until:
         for i, s in enumerate(sockets):
-            if s is None:
+            if s is not None and closed_by_server(s):
+                s.close()
+                sockets[i] = None
+            if sockets[i] is None:
                 try:
-                    sockets[i] = from_address("127.0.0.1", port, timeout=0.2)
+                    sockets[i] = from_address(addresses[i % len(addresses)], port, timeout=0.2)
                 except OSError:
                     sockets[i] = None
         time.sleep(0.05)
+
+
+def closed_by_server(s: socket.socket) -> bool:
+    """Whether the server closed (or shut down) this idle socket: it reads as ended."""
+    s.setblocking(False)
+    try:
+        return s.recv(1, socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    finally:
+        s.setblocking(True)
+
+
+def metric(port: int, name: str) -> float:
+    probe = from_address("127.0.0.4", port)
+    probe.sendall(f"GET /metrics HTTP/1.1\r\nHost: {HOST}:{port}\r\nConnection: close\r\n\r\n".encode())
+    text = b""
+    while (chunk := probe.recv(65536)):
+        text += chunk
+    probe.close()
+    lines = [line for line in text.decode().splitlines() if line.startswith(name + " ")]
+    assert lines, f"{name} not in /metrics"
+    return float(lines[0].split()[1])
+
+
+def upload_from(address: str, port: int, name: str) -> bytes:
+    """An admin upload of a small noisy PNG from `address`; the raw answer."""
+    from PIL import Image
+    image = Image.effect_noise((64, 48), 50).convert("RGB")
+    png = io.BytesIO()
+    image.save(png, "PNG")
+    body = png.getvalue()
+    upload = from_address(address, port)
+    upload.sendall((f"POST /api/templates?name={name} HTTP/1.1\r\nHost: {HOST}:{port}\r\n"
+                    f"Authorization: Bearer {TOKEN}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+                   + body)
+    answer = b""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        chunk = upload.recv(4096)
+        if not chunk:
+            break
+        answer += chunk
+    upload.close()
+    return answer
 
 
 def test_idle_connections_from_one_address_do_not_lock_out_others(sightline):
@@ -63,33 +114,11 @@ def test_idle_connections_from_one_address_do_not_lock_out_others(sightline):
         assert frames >= 20, f"{frames} frames in 2 s"
 
         # An admin upload from a third address.
-        from PIL import Image
-        image = Image.effect_noise((64, 48), 50).convert("RGB")
-        png = io.BytesIO()
-        image.save(png, "PNG")
-        body = png.getvalue()
-        upload = from_address("127.0.0.3", server.port)
-        upload.sendall((f"POST /api/templates?name=during HTTP/1.1\r\nHost: {HOST}:{server.port}\r\n"
-                        f"Authorization: Bearer {TOKEN}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
-                       + body)
-        answer = b""
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            chunk = upload.recv(4096)
-            if not chunk:
-                break
-            answer += chunk
-        upload.close()
+        answer = upload_from("127.0.0.3", server.port, "during")
         assert answer.startswith(b"HTTP/1.1 201"), answer[:200]
         # 127.0.0.1 itself is held to its 16 unfinished connections: the rest were closed at once.
-        probe = from_address("127.0.0.4", server.port)
-        probe.sendall(f"GET /metrics HTTP/1.1\r\nHost: {HOST}:{server.port}\r\nConnection: close\r\n\r\n".encode())
-        metrics = b""
-        while (chunk := probe.recv(65536)):
-            metrics += chunk
-        probe.close()
-        refused = [line for line in metrics.decode().splitlines() if line.startswith("sightline_connections_refused_total ")]
-        assert refused and float(refused[0].split()[1]) >= IDLE - 16 - 10, refused
+        refused = metric(server.port, "sightline_connections_refused_total")
+        assert refused >= IDLE - 16 - 10, refused
     finally:
         for s in idle:
             if s is not None:
@@ -113,3 +142,41 @@ def test_requests_libwebsockets_cannot_parse_never_lock_their_address_out(sightl
                     pass
         status, _, _ = http_get(server.port, "/api/state")
         assert status == 200, f"after 40 of {raw_request[:16]!r} the address is locked out"
+
+
+def test_idle_connections_from_many_addresses_do_not_lock_out_others(sightline):
+    """250 addresses with 4 idle connections each stay under the per-address cap, and
+    together are more than libwebsockets' header buffers: the oldest unfinished ones are
+    evicted, so a viewer from elsewhere still gets a frame within a second and an admin
+    upload succeeds, while the idle sockets keep being reopened."""
+    from websockets.sync.client import connect
+    server = sightline(source="demo")
+    server.wait_live()
+    addresses = [f"127.0.{1 + i // 200}.{10 + i % 200}" for i in range(250)]
+    idle = []
+    try:
+        for i in range(IDLE):
+            try:
+                idle.append(from_address(addresses[i % len(addresses)], server.port, timeout=0.5))
+            except OSError:
+                idle.append(None)
+        keep_idle(server.port, idle, time.monotonic() + 1.0, addresses)
+        assert sum(s is not None for s in idle) >= IDLE * 0.9, "could not hold the idle connections"
+        for attempt in range(3):
+            start = time.monotonic()
+            sock = from_address(f"127.0.3.{attempt + 1}", server.port)
+            with connect(f"ws://{HOST}:{server.port}/ws", sock=sock, open_timeout=5, max_size=16 << 20) as ws:
+                first = ws.recv(timeout=5)
+                assert json.loads(first)["type"] == "frame"
+                assert isinstance(ws.recv(timeout=5), bytes)
+                waited = time.monotonic() - start
+            assert waited < 1.0, f"attempt {attempt}: the viewer's first frame took {waited:.2f} s"
+            answer = upload_from(f"127.0.4.{attempt + 1}", server.port, f"crowd{attempt}")
+            assert answer.startswith(b"HTTP/1.1 201"), answer[:200]
+            keep_idle(server.port, idle, time.monotonic() + 0.5, addresses)
+        assert metric(server.port, "sightline_connections_evicted_total") >= IDLE - 256 - 10
+        server.assert_alive()
+    finally:
+        for s in idle:
+            if s is not None:
+                s.close()

@@ -160,3 +160,56 @@ def test_long_urls_get_414_large_headers_431_and_the_server_keeps_serving(sightl
     assert answer == b"", answer[:300]
     # Everyone else is still served.
     assert http_get(server.port, "/api/state")[0] == 200
+
+
+def test_header_names_lws_cannot_parse_are_answered_at_once_and_unknown_headers_count(sightline):
+    """A header whose name is a strict prefix of one libwebsockets knows (`A: b`, `X-A: 1`)
+    made lws take the rest of the headers for its name and wait for their end: no answer
+    for 10 s, and 300 of them filled the header pool. They are answered 400 within about
+    a second, counted in /metrics. A 9 KB header lws has no token for gets 431, as a 9 KB
+    User-Agent does, and just under the limit passes."""
+    server = sightline()
+    host = f"Host: {HOST}:{server.port}\r\n"
+    for header in ("A: b", "X-A: 1", "Acc: x", "Con: y"):
+        # Last, it takes the empty line that ends the headers; first, it takes Host.
+        for head in (f"{host}{header}\r\n", f"{header}\r\n{host}"):
+            start = time.monotonic()
+            status, answer = raw(server.port, f"GET /api/state HTTP/1.1\r\n{head}\r\n", timeout=8)
+            took = time.monotonic() - start
+            assert status == 400 and b'"error"' in answer, (head, answer[:300])
+            assert took < 2.5, f"{head!r}: answered after {took:.1f} s"
+    # 300 of them from 30 addresses at once do not hold up anyone else.
+    stuck = []
+    try:
+        for i in range(300):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((f"127.0.5.{1 + i % 30}", 0))
+            s.connect((HOST, server.port))
+            s.sendall(f"GET /api/state HTTP/1.1\r\nA: b\r\n{host}\r\n".encode())
+            stuck.append(s)
+        start = time.monotonic()
+        assert http_get(server.port, "/api/state", timeout=5)[0] == 200
+        assert time.monotonic() - start < 1.0
+    finally:
+        for s in stuck:
+            s.close()
+    metrics = http_get(server.port, "/metrics")[2].decode()
+    stalled = [line for line in metrics.splitlines() if line.startswith("sightline_requests_stalled_headers_total ")]
+    assert stalled and float(stalled[0].split()[1]) >= 1, stalled
+    # Size: an unknown header counts like a known one.
+    status, answer = raw(server.port, f"GET /api/state HTTP/1.1\r\n{host}X-Padding: {'p' * 9000}\r\n\r\n")
+    assert status == 431 and b"header fields too large" in answer, answer[:300]
+    status, answer = raw(server.port, f"GET /api/state HTTP/1.1\r\n{host}User-Agent: {'u' * 9000}\r\n\r\n")
+    assert status == 431, answer[:300]
+    status, _ = raw(server.port, f"GET /api/state HTTP/1.1\r\n{host}X-Padding: {'p' * 7000}\r\n\r\n")
+    assert status == 200
+    # Over a kept-alive connection, each request is measured on its own.
+    with socket.create_connection((HOST, server.port), timeout=5) as s:
+        for _ in range(3):
+            s.sendall(f"GET /healthz HTTP/1.1\r\n{host}X-Padding: {'p' * 5000}\r\n\r\n".encode())
+            data = b""
+            while b"\r\n\r\n" not in data or not data.rstrip().endswith(b"live"):
+                chunk = s.recv(65536)
+                assert chunk, data[:300]
+                data += chunk
+            assert data.startswith(b"HTTP/1.1 200"), data[:300]

@@ -27,6 +27,9 @@ int sl_lws_pre(void);
 // timeout_secs bounds how long lws waits for a request's headers and for
 // each piece of its body (lws's own timeouts; StreamServer replaces the
 // one lws arms after the headers while a request waits for the worker).
+// header_pool caps lws's header buffers (max_http_header_pool): every
+// connection holds one until its headers are read (and an HTTP stream or
+// upload for its whole exchange); connections beyond it wait for one.
 // Returns NULL on failure. *bound_port receives the port actually bound.
 struct lws_context *sl_lws_create_context(const char *iface, int port,
                                           lws_callback_function *callback,
@@ -34,6 +37,7 @@ struct lws_context *sl_lws_create_context(const char *iface, int port,
                                           const char *cert_path,
                                           const char *key_path,
                                           int timeout_secs,
+                                          int header_pool,
                                           int *bound_port,
                                           void **protocols_out);
 
@@ -44,6 +48,18 @@ int sl_lws_write_http_head(struct lws *wsi, unsigned int status,
                            const char *content_type, int64_t content_length,
                            const char *const *names, const char *const *values,
                            int count);
+
+// Milliseconds since the socket last received data, or -1 when it has
+// bytes not read yet (or is not TCP). Why: Swift's Glibc module does not
+// carry netinet/tcp.h's struct tcp_info; StreamServer uses it to tell a
+// request whose headers stopped coming (see its stalled-header check).
+int sl_socket_quiet_ms(int fd);
+
+// Bytes the socket has received in its life (TCP_INFO's tcpi_bytes_received),
+// or -1. Why: libwebsockets 4.1 keeps headers it has no token for only for
+// lookup by name, so their size cannot be added up from the headers;
+// StreamServer measures a bodiless request by what arrived for it.
+int64_t sl_socket_bytes_received(int fd);
 
 // Routes lws's own log lines to `emit` at the given level mask.
 void sl_lws_set_logging(int levels, void (*emit)(int level, const char *line));

@@ -39,7 +39,11 @@ enum Routes {
                 default: return .error(400, "unknown action", detail: "use ?action=stream or ?action=snapshot")
                 }
             },
-            Route(.get, "/api/state", access: .viewer) { _ in .json(parts.state()) },
+            // Admins get the source's full spec; viewers its public form (no server paths).
+            Route(.get, "/api/state", access: .viewer) { request in
+                let state = parts.state()
+                return .json(isAdmin(parts.auth, request) ? state : state.forViewer())
+            },
             Route(.get, "/metrics", access: .viewer) { _ in .text(parts.metrics(), contentType: PrometheusText.contentType) },
             Route(.get, "/snapshot.jpg", access: .viewer, handler: snapshot),
             // For supervisors: 200 while frames flow, 503 otherwise. Says nothing else, so it is open.
@@ -54,6 +58,11 @@ enum Routes {
         routes += parts.events?.routes ?? []
         return Router(routes: routes, authorize: { request, access in parts.auth.refusal(for: request, needs: access) },
                       fallback: { request in parts.staticFiles.response(for: request.path) })
+    }
+
+    /// Whether the request presents an admin credential (the role, not the route's access).
+    static func isAdmin(_ auth: AuthGuard, _ request: HTTPRequest) -> Bool {
+        auth.credential(for: request).credential?.role == .admin
     }
 
     static func snapshot(_ frame: EncodedFrame?) -> HTTPResponse {

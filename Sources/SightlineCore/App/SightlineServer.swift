@@ -140,10 +140,11 @@ public final class SightlineServer: Sendable {
                                     uploadedNames: camera.uploadedTemplateNames,
                                     defaultThreshold: settings.templateThreshold,
                                     frameSize: { capture.status.format.map { ($0.width, $0.height) } })
-        let sources = SourcesAPI(configured: settings.offeredSources, current: { capture.status.spec },
-                                 switchTo: { spec in try camera.switchSource(to: spec) })
         let auth = AuthGuard(tokens: tokens, sessions: SessionStore(lifetime: settings.sessionMinutes * 60),
                              policy: AccessPolicy(settings: settings))
+        let sources = SourcesAPI(configured: settings.offeredSources, current: { capture.status.spec },
+                                 switchTo: { spec in try camera.switchSource(to: spec) },
+                                 isAdmin: { request in Routes.isAdmin(auth, request) })
         let router = Routes.router(Routes.Parts(
             state: { state(camera: camera, startedAt: startedAt) },
             metrics: { metrics(camera: camera, startedAt: startedAt, events: events?.status) },

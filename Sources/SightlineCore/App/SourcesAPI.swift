@@ -18,25 +18,40 @@ public struct SourcesAPI: Sendable {
     let configured: [String]
     let current: @Sendable () -> String
     let switchTo: @Sendable (String) throws -> Void
+    /// Whether a request comes from an admin, who sees full specs; viewers get
+    /// them without server paths (`SourceSpec.publicForm`).
+    let isAdmin: @Sendable (HTTPRequest) -> Bool
 
     public init(configured: [String], current: @escaping @Sendable () -> String,
-                switchTo: @escaping @Sendable (String) throws -> Void) {
+                switchTo: @escaping @Sendable (String) throws -> Void,
+                isAdmin: @escaping @Sendable (HTTPRequest) -> Bool = { _ in true }) {
         self.configured = configured
         self.current = current
         self.switchTo = switchTo
+        self.isAdmin = isAdmin
     }
 
     /// Its entries in the route table.
     public var routes: [Route] {
         [
-            Route(.get, "/api/sources", access: .viewer, .worker) { [self] _ in
-                .json(Listing(current: current(), sources: offers()))
+            Route(.get, "/api/sources", access: .viewer, .worker) { [self] request in
+                let listing = Listing(current: current(), sources: offers())
+                return .json(isAdmin(request) ? listing : listing.forViewer())
             },
             Route(.post, "/api/source", access: .admin, .worker) { [self] request in switchSource(request.body) },
         ]
     }
 
-    struct Listing: Encodable { var current: String; var sources: [Offer] }
+    struct Listing: Encodable {
+        var current: String
+        var sources: [Offer]
+
+        func forViewer() -> Listing {
+            Listing(current: SourceSpec.publicForm(current), sources: sources.map {
+                Offer(spec: SourceSpec.publicForm($0.spec), label: SourceSpec.redact($0.label, spec: $0.spec), kind: $0.kind)
+            })
+        }
+    }
     private struct SwitchBody: Decodable { var spec: String }
 
     public func offers() -> [Offer] {

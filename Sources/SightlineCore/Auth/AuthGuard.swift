@@ -58,11 +58,9 @@ public final class AuthGuard: Sendable {
         let changes = access == .admin || ![.get, .head].contains(request.method)
         if changes, let refusal = policy.originRefusal(request) { return refusal }
         if access == .anyone || (access == .viewer && policy.viewOpen) { return nil }
-        let address = request.peer.isEmpty ? "unknown" : request.peer
+        let address = Self.address(of: request)
         let time = now()
-        if let blocked = records.withLock({ $0[address].map(\.blockedUntil) }), blocked > time {
-            return Self.tooMany(retryAfter: blocked - time)
-        }
+        if let slowed = slowedDown(address, at: time) { return slowed }
         let (credential, presented) = credential(for: request)
         guard let credential else {
             if presented { recordFailure(address, at: time) }
@@ -86,6 +84,34 @@ public final class AuthGuard: Sendable {
             return .error(403, "not allowed", detail: "'\(credential.name)' is a \(credential.role.rawValue) token; this needs admin")
         }
         return nil
+    }
+
+    /// What signing in with `token` gives: its credential, or the refusal
+    /// (429 while the request's address is slowed down; 401, counted as a
+    /// failure, for a token not known here). Whatever the viewing setting:
+    /// with viewing open a wrong token costs nothing else, so guessing would
+    /// otherwise be free.
+    public enum SignIn: Sendable { case signedIn(Credential), refused(HTTPResponse) }
+
+    public func signIn(token: String, from request: HTTPRequest) -> SignIn {
+        let address = Self.address(of: request)
+        let time = now()
+        if let slowed = slowedDown(address, at: time) { return .refused(slowed) }
+        guard let credential = tokens.credential(for: token) else {
+            recordFailure(address, at: time)
+            return .refused(.error(401, "wrong token", detail: "that token is not known here"))
+        }
+        return .signedIn(credential)
+    }
+
+    private static func address(of request: HTTPRequest) -> String {
+        request.peer.isEmpty ? "unknown" : request.peer
+    }
+
+    /// The 429 for an address that failed too often lately, else nil.
+    private func slowedDown(_ address: String, at time: Double) -> HTTPResponse? {
+        guard let blocked = records.withLock({ $0[address].map(\.blockedUntil) }), blocked > time else { return nil }
+        return Self.tooMany(retryAfter: blocked - time)
     }
 
     private func recordFailure(_ address: String, at time: Double) {

@@ -25,13 +25,10 @@ public struct SessionAPI: Sendable {
         guard request.body.count <= 4096, let body = try? JSONDecoder().decode(SignIn.self, from: request.body) else {
             return .error(400, "bad body", detail: #"send {"token": "..."}"#)
         }
-        var probe = request
-        probe.headers["authorization"] = "Bearer \(body.token)"
-        probe.headers["cookie"] = nil
-        if let refusal = auth.refusal(for: probe, needs: .viewer), refusal.status == 429 { return refusal }
-        guard let credential = auth.credential(for: probe).credential else {
-            if auth.policy.viewOpen { _ = auth.refusal(for: probe, needs: .admin) }  // counts the failure
-            return .error(401, "wrong token", detail: "that token is not known here")
+        let credential: Credential
+        switch auth.signIn(token: body.token, from: request) {
+        case .signedIn(let known): credential = known
+        case .refused(let refusal): return refusal
         }
         let id = auth.sessions.open(for: credential)
         var response = HTTPResponse.json(Who(signedIn: true, name: credential.name, role: credential.role.rawValue,

@@ -78,6 +78,35 @@ public enum SourceSpec: Sendable, Equatable {
         throw SourceSpecError("unknown source '\(text)': use auto, demo, v4l2:/dev/videoN, file:PATH or a stream URL")
     }
 
+    /// What a viewer is told of a source: the spec without the server's paths
+    /// or a stream's credentials and path (`file:front.avi`,
+    /// `rtsp://cam.local:554`); demo, auto and camera specs as they are. The
+    /// full spec is for admins.
+    public static func publicForm(_ text: String) -> String {
+        switch try? parse(text) {
+        case .file(let path, _, _)?: return "file:" + (path as NSString).lastPathComponent
+        case .stream(let url)?: return publicLocation(url)
+        default: return text
+        }
+    }
+
+    /// A stream URL's scheme, host and port only (no user, password, path or query).
+    static func publicLocation(_ url: String) -> String {
+        guard let parts = URLComponents(string: url), let scheme = parts.scheme, let host = parts.host else {
+            return url.split(separator: ":", maxSplits: 1).first.map { "\($0) stream" } ?? "stream"
+        }
+        return "\(scheme)://\(host)" + (parts.port.map { ":\($0)" } ?? "")
+    }
+
+    /// The text a viewer gets in place of a spec's server path or URL inside other text (an error's detail).
+    static func redact(_ text: String, spec: String) -> String {
+        switch try? parse(spec) {
+        case .file(let path, _, _)?: return text.replacingOccurrences(of: path, with: (path as NSString).lastPathComponent)
+        case .stream(let url)?: return text.replacingOccurrences(of: url, with: publicLocation(url))
+        default: return text
+        }
+    }
+
     private static func split(_ text: String) -> (String, [(String, String)]) {
         guard let mark = text.firstIndex(of: "?"), !text.contains("://") else { return (text, []) }
         let pairs = text[text.index(after: mark)...].split(separator: "&").map { item -> (String, String) in

@@ -8,7 +8,8 @@ public final class StillImageSource: FrameSource {
     public let path: String
     public let fps: Double
     public let pace: FilePace
-    public var name: String { path }
+    /// The file's base name: what viewers see (the path is for admins, in the spec).
+    public var name: String { (path as NSString).lastPathComponent }
     public var pacing: SourcePacing { pace == .max ? .pipeline : .fixedRate }
     private var image: ImageBuffer?
 

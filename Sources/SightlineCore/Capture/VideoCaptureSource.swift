@@ -13,7 +13,14 @@ public final class VideoCaptureSource: FrameSource {
     public let kind: Kind
     /// Plays a file at this rate instead of its own.
     public let fpsOverride: Double?
-    public var name: String { uri }
+    /// What viewers see: a file's base name, a stream's scheme, host and port
+    /// (the path and credentials are for admins, in the spec).
+    public var name: String {
+        switch kind {
+        case .file: return (uri as NSString).lastPathComponent
+        case .stream: return SourceSpec.publicLocation(uri)
+        }
+    }
     public var pacing: SourcePacing {
         switch kind {
         case .file(pace: .native): return .fixedRate

@@ -42,6 +42,12 @@ public enum PrometheusText {
         metric("sightline_connections_refused_total", "counter",
                "Connections closed at once because their address had too many that had not finished their headers.",
                [("", Double(stats.connectionsRefused))])
+        metric("sightline_connections_evicted_total", "counter",
+               "Connections that had not finished their headers, shut down oldest first to make room for new ones.",
+               [("", Double(stats.connectionsEvicted))])
+        metric("sightline_requests_stalled_headers_total", "counter",
+               "Requests answered 400 because their headers stopped coming after the request line.",
+               [("", Double(stats.headersStalled))])
         let sinkNames = sinks.keys.sorted()
         metric("sightline_sink_frames_delivered_total", "counter", "Frames the pipeline handed to each sink.",
                sinkNames.map { ("{sink=\"\($0)\"}", Double(sinks[$0]!.delivered)) })

@@ -38,6 +38,10 @@ final class Connection {
     /// The request is a HEAD: its answer goes out without the body.
     var headOnly = false
 
+    /// What the socket had received when this connection's last request's
+    /// headers were in (StreamServer.arrivedHeaderBytes measures the next from it).
+    var receivedThroughHeaders = 0
+
     /// Index of the last frame this client was sent (see EncodedFrame.index).
     var lastFrameIndex: UInt64 = 0
     /// Every frame up to this index was either sent to this client or

@@ -1,7 +1,7 @@
 import CSightlineLWS
 import Foundation
 
-/// Parses a form body (multipart/form-data or urlencoded) as it arrives,
+/// Parses a multipart/form-data body as it arrives,
 /// with libwebsockets' own parser, `lws_spa`: named fields are kept (up to
 /// `fieldBytes` in all), and the first file's bytes are collected from the
 /// parser's upload callback. What the handler gets is `HTTPRequest.Form`.
@@ -29,9 +29,12 @@ final class FormCollector {
     private var tail = Data()
     private let missingBoundary: Bool
 
+    /// Only multipart/form-data is a form here: what the page and `curl -F`
+    /// send. Any other body (curl's `--data-binary`, labelled
+    /// application/x-www-form-urlencoded by default, included) reaches the
+    /// handler as it came.
     static func accepts(contentType: String?) -> Bool {
-        let type = (contentType ?? "").lowercased()
-        return type.hasPrefix("multipart/form-data") || type.hasPrefix("application/x-www-form-urlencoded")
+        (contentType ?? "").lowercased().hasPrefix("multipart/form-data")
     }
 
     /// The `boundary` parameter of a multipart Content-Type (quoted or not); nil if absent.

@@ -3,7 +3,7 @@ import Foundation
 /// An HTTP request as the router sees it: method, path (still
 /// percent-encoded), the route's decoded path parameters, the query, every
 /// header libwebsockets parsed (lowercase names), the body, and for
-/// multipart or urlencoded forms the fields and file that lws_spa parsed.
+/// multipart forms the fields and file that lws_spa parsed.
 public struct HTTPRequest: Sendable {
     public enum Method: String, Sendable { case get = "GET", post = "POST", put = "PUT", patch = "PATCH",
                                                delete = "DELETE", options = "OPTIONS", head = "HEAD", other = "OTHER" }
@@ -15,7 +15,7 @@ public struct HTTPRequest: Sendable {
     public var peer: String
     /// `{name}` segments of the matched route, percent-decoded.
     public var parameters: [String: String] = [:]
-    /// A parsed form body (multipart/form-data or urlencoded), if it was one.
+    /// A parsed multipart/form-data body, if it was one.
     public var form: Form?
 
     /// Fields and the first file of a form.

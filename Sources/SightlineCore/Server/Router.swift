@@ -114,14 +114,10 @@ public struct Router: Sendable {
 
     /// What to do with a request (service thread; cheap: matching and the credential check).
     public func decide(_ request: HTTPRequest) -> Decision {
-        var allowed: [HTTPRequest.Method] = []
-        for route in routes {
-            guard let parameters = route.pattern.match(request.path) else { continue }
-            let method = request.method == .head && route.method == .get ? .get : request.method
-            guard route.method == method else {
-                allowed.append(route.method)
-                continue
-            }
+        switch find(request) {
+        case .answered(let answer):
+            return .respond(answer)
+        case .route(let route, let parameters):
             if let refusal = authorize(request, route.access) { return .respond(refusal) }
             var matched = request
             matched.parameters = parameters
@@ -130,23 +126,55 @@ public struct Router: Sendable {
             case .worker: return .work(matched, route.handler)
             }
         }
+    }
+
+    /// The answer a request gets from its headers alone, before any of its
+    /// body is read (service thread): no such route, the wrong method, or a
+    /// caller who may not call it (401, 403, 429, a foreign Origin). nil when
+    /// the body is worth reading. `decide` checks the same again once the body
+    /// is in, so a credential revoked meanwhile still counts.
+    public func refusalBeforeBody(_ request: HTTPRequest) -> HTTPResponse? {
+        switch find(request) {
+        case .answered(let answer): return answer
+        case .route(let route, _): return authorize(request, route.access)
+        }
+    }
+
+    private enum Found {
+        case route(Route, parameters: [String: String])
+        case answered(HTTPResponse)
+    }
+
+    /// The route for a request's method and path, or the answer when there is none
+    /// (404, 405 with `Allow`, or the static files for a GET elsewhere).
+    private func find(_ request: HTTPRequest) -> Found {
+        var allowed: [HTTPRequest.Method] = []
+        for route in routes {
+            guard let parameters = route.pattern.match(request.path) else { continue }
+            let method = request.method == .head && route.method == .get ? .get : request.method
+            guard route.method == method else {
+                allowed.append(route.method)
+                continue
+            }
+            return .route(route, parameters: parameters)
+        }
         if !allowed.isEmpty {
             var names = allowed.map(\.rawValue)
             if names.contains("GET") { names.append("HEAD") }
             let allow = Array(Set(names)).sorted().joined(separator: ", ")
             var response = HTTPResponse.error(405, "method not allowed", detail: "\(request.path) answers \(allow)")
             response.headers.append(("allow:", allow))
-            return .respond(response)
+            return .answered(response)
         }
         if request.path == "/api" || request.path.hasPrefix("/api/") {
-            return .respond(.error(404, "no such endpoint", detail: "\(request.method.rawValue) \(request.path)"))
+            return .answered(.error(404, "no such endpoint", detail: "\(request.method.rawValue) \(request.path)"))
         }
         // The page's own files hold no camera data: anyone may load them, so a
         // browser that is not signed in gets the page and its sign-in.
         guard request.method == .get || request.method == .head else {
-            return .respond(.error(405, "method not allowed", detail: "static files answer GET only"))
+            return .answered(.error(405, "method not allowed", detail: "static files answer GET only"))
         }
-        return .respond(fallback(request))
+        return .answered(fallback(request))
     }
 
     /// The answer, running a worker route on the calling thread (tests, tools).

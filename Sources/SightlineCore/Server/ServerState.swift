@@ -101,6 +101,15 @@ public struct ServerState: Codable, Sendable {
         self.sinks = sinks
     }
 
+    /// What a viewer gets: the source's spec in its public form and its detail
+    /// without the server's paths or a stream's credentials (admins get it all).
+    public func forViewer() -> ServerState {
+        var state = self
+        state.source.spec = SourceSpec.publicForm(source.spec)
+        state.source.detail = SourceSpec.redact(source.detail, spec: source.spec)
+        return state
+    }
+
     /// Milliseconds, rounded to microseconds.
     static func percentiles(_ histogram: LatencyHistogram) -> Percentiles {
         Percentiles(p50: histogram.quantile(0.5).map { ($0 * 1000).rounded(toPlaces: 3) },

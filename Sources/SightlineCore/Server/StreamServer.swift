@@ -36,6 +36,16 @@ public final class StreamServer: @unchecked Sendable {
         /// their request headers: more are closed at once, so idle sockets
         /// from one place cannot take the header buffers everyone needs.
         public var maxUnfinishedPerAddress = 16
+        /// Connections in all that may be unfinished at once: one more evicts
+        /// the oldest (its socket is shut down), so idle sockets from many
+        /// addresses can never take every header buffer and lock out someone
+        /// new; a real client sends its headers within milliseconds of
+        /// connecting and is never the oldest for long.
+        public var maxUnfinished = 256
+        /// libwebsockets' header buffers (16 KiB each, made as needed): the
+        /// unfinished connections' share plus streams and uploads in progress,
+        /// which hold theirs until they end.
+        public var headerPool = 1024
         /// Seconds a client has to send its request headers, and each piece
         /// of its body (libwebsockets' own timeout).
         public var requestTimeoutSeconds = 5
@@ -73,9 +83,10 @@ public final class StreamServer: @unchecked Sendable {
     private var nextID: UInt64 = 1                              // service thread
     /// Credentials of WebSockets between their upgrade and ESTABLISHED.
     private var upgradingCredentials: [OpaquePointer: Credential] = [:] // service thread
-    /// Connections that have not finished their headers: address by socket, and count by address.
-    private var unfinishedAddress: [Int32: String] = [:]         // service thread
+    /// Connections that have not finished their headers: address and admission order by socket, and count by address.
+    private var unfinished: [Int32: (address: String, order: UInt64)] = [:] // service thread
     private var unfinishedCount: [String: Int] = [:]             // service thread
+    private var admissions: UInt64 = 0                           // service thread
     /// The token store's revocation count when the streams were last checked.
     private var checkedRevocations: UInt64 = 0                 // service thread
     private let finished = DispatchSemaphore(value: 0)
@@ -113,7 +124,7 @@ public final class StreamServer: @unchecked Sendable {
         guard let context = sl_lws_create_context(options.host, Int32(options.port), lwsCallbackEntry,
                                                   options.maxMessageBytes, me, options.tls?.certificate,
                                                   options.tls?.privateKey, Int32(options.requestTimeoutSeconds),
-                                                  &port, &protocols) else {
+                                                  Int32(options.headerPool), &port, &protocols) else {
             throw ServerError.cannotListen("cannot listen on \(options.host):\(options.port) (in use, or not an address of this machine)")
         }
         boundPort = Int(port)
@@ -220,6 +231,12 @@ public final class StreamServer: @unchecked Sendable {
             return 0
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
             return admitConnection(user)
+        case LWS_CALLBACK_WSI_CREATE:
+            // Before its socket is set: the first look at whether its headers stalled.
+            lws_set_timer_usecs(wsi, Self.stalledHeadersMillis * 1000)
+            return 0
+        case LWS_CALLBACK_TIMER:
+            return answerStalledHeaders(wsi)
         case LWS_CALLBACK_WSI_DESTROY:
             headersFinished(wsi)
             return 0
@@ -434,8 +451,9 @@ public final class StreamServer: @unchecked Sendable {
             connection.closeAfterResponse = true
             return respond(wsi, connection, refusal)
         }
-        if let refusal = Self.sizeRefusal(uriBytes: Int(uriLength) + Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS)),
-                                          headers: request.headers) {
+        let uriBytes = Int(uriLength) + Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS))
+        if let refusal = Self.sizeRefusal(uriBytes: uriBytes, headers: request.headers,
+                                          arrivedBytes: arrivedHeaderBytes(wsi, connection, request, uriBytes: uriBytes)) {
             connection.closeAfterResponse = true
             return respond(wsi, connection, refusal)
         }
@@ -479,6 +497,13 @@ public final class StreamServer: @unchecked Sendable {
                                                    detail: "send the body with a Content-Length (chunked uploads are not accepted)"))
         }
         let length = contentLength.flatMap { Int($0) } ?? 0
+        if hasBody && length > 0, let refusal = router.refusalBeforeBody(request) {
+            // Credentials, Origin and the route are checked on the headers: a
+            // caller who may not make the call is answered before one byte of
+            // its body is read, and the connection closes.
+            connection.closeAfterResponse = true
+            return respond(wsi, connection, refusal)
+        }
         if hasBody && length > options.maxBodyBytes {
             connection.closeAfterResponse = true
             return respond(wsi, connection, .error(413, "request body too large",
@@ -533,7 +558,9 @@ public final class StreamServer: @unchecked Sendable {
 
     /// Service thread: a new TCP connection, before anything is read. Refused
     /// (closed) when its address already has `maxUnfinishedPerAddress`
-    /// connections that have not finished their request headers.
+    /// connections that have not finished their request headers; when
+    /// `maxUnfinished` are unfinished in all, the oldest of them is evicted to
+    /// make room, so a newcomer is never locked out by sockets held open.
     private func admitConnection(_ user: UnsafeMutableRawPointer?) -> Int32 {
         guard let user else { return 0 }
         let args = user.assumingMemoryBound(to: lws_filter_network_conn_args.self)
@@ -546,26 +573,73 @@ public final class StreamServer: @unchecked Sendable {
         // in the path or headers past its buffer, and reports the wsi's end with
         // the socket already invalid), give it back now. Without this, 16 such
         // requests locked their address out for good (found by FuzzForms).
-        if let stale = unfinishedAddress.removeValue(forKey: fd) {
-            let left = unfinishedCount[stale, default: 1] - 1
-            unfinishedCount[stale] = left > 0 ? left : nil
-        }
+        forgetUnfinished(fd)
         let count = unfinishedCount[address, default: 0]
         if count >= options.maxUnfinishedPerAddress {
             stats.connectionRefused()
             return 1
         }
+        if unfinished.count >= options.maxUnfinished { evictOldestUnfinished() }
         unfinishedCount[address] = count + 1
-        unfinishedAddress[fd] = address
+        admissions += 1
+        unfinished[fd] = (address, admissions)
         return 0
+    }
+
+    /// Service thread: shuts down the socket of the connection that has waited
+    /// longest for its headers; lws sees the hang-up on its next poll and closes
+    /// it, freeing its header buffer. It stops counting as unfinished now.
+    private func evictOldestUnfinished() {
+        guard let oldest = unfinished.min(by: { $0.value.order < $1.value.order })?.key else { return }
+        forgetUnfinished(oldest)
+        shutdown(oldest, Int32(SHUT_RDWR))
+        stats.connectionEvicted()
     }
 
     /// Service thread: a connection finished its headers (or closed).
     private func headersFinished(_ wsi: OpaquePointer) {
-        let fd = Int32(lws_get_socket_fd(wsi))
-        guard let address = unfinishedAddress.removeValue(forKey: fd) else { return }
+        forgetUnfinished(Int32(lws_get_socket_fd(wsi)))
+    }
+
+    /// Service thread: the socket no longer counts as unfinished.
+    private func forgetUnfinished(_ fd: Int32) {
+        guard let address = unfinished.removeValue(forKey: fd)?.address else { return }
         let left = unfinishedCount[address, default: 1] - 1
         unfinishedCount[address] = left > 0 ? left : nil
+    }
+
+    /// A request line in and then nothing for this long, with the headers not
+    /// complete: the request is answered 400 and closed (see answerStalledHeaders).
+    static let stalledHeadersMillis: Int64 = 1000
+
+    /// Service thread (LWS_CALLBACK_TIMER, armed when the connection was made):
+    /// a request whose request line came but whose headers stopped coming
+    /// for `stalledHeadersMillis` gets 400 and is closed. Real clients send
+    /// their headers at once; the ones that stop are a header libwebsockets
+    /// 4.1 cannot parse (a name that is a strict prefix of one it knows,
+    /// `A: b` or `X-A: 1`: it takes the rest of the headers for that name
+    /// and waits for their end for good), or someone holding a header buffer.
+    /// Before the request line, lws's own header timeout (5 s) applies.
+    private func answerStalledHeaders(_ wsi: OpaquePointer) -> Int32 {
+        let fd = Int32(lws_get_socket_fd(wsi))
+        guard fd >= 0, unfinished[fd] != nil else { return 0 }
+        let quiet = Int64(sl_socket_quiet_ms(fd))
+        guard lws_hdr_total_length(wsi, WSI_TOKEN_HTTP) > 0, quiet >= Self.stalledHeadersMillis else {
+            let wait = quiet >= 0 ? max(100, Self.stalledHeadersMillis - quiet) : Self.stalledHeadersMillis
+            lws_set_timer_usecs(wsi, wait * 1000)
+            return 0
+        }
+        forgetUnfinished(fd)
+        stats.headersStalled()
+        logger.info("answering a request whose headers stopped coming", metadata: ["peer": "\(peer(wsi))"])
+        let answer = HTTPResponse.error(400, "incomplete or unparsable request headers",
+                                        detail: "the headers did not end (an empty line) within \(Self.stalledHeadersMillis) ms "
+                                            + "of the request line; a header name this server cannot parse (such as 'A:') does that too")
+        let body = answer.bodyData ?? Data()
+        if writeHead(wsi, answer.status, answer.contentType, Int64(body.count), answer.headers + [("connection:", "close")]) {
+            _ = write(wsi, body, LWS_WRITE_HTTP_FINAL)
+        }
+        return -1
     }
 
     /// Any thread (pure): the numeric address.
@@ -646,13 +720,18 @@ public final class StreamServer: @unchecked Sendable {
                                                    detail: "the limit is \(options.maxBodyBytes) bytes"))
         }
         guard let input, length > 0 else { return 0 }
-        if connection.bodyBytes == length,
-           Self.isOwnRequestLine(UnsafeRawBufferPointer(start: input, count: length), method: connection.request!.method) {
-            connection.request = nil
-            connection.form = nil
-            connection.closeAfterResponse = true
-            return respond(wsi, connection, .error(400, "request with a body sent before the previous answer",
-                                                   detail: "send a request with a body once the answers before it have come (no pipelining)"))
+        if connection.bodyBytes == length {
+            let first = UnsafeRawBufferPointer(start: input, count: length)
+            if Self.isOwnRequestLine(first, method: connection.request!.method) {
+                connection.request = nil
+                connection.form = nil
+                connection.closeAfterResponse = true
+                return respond(wsi, connection, .error(400, "request with a body sent before the previous answer",
+                                                       detail: "send a request with a body once the answers before it have come (no pipelining)"))
+            }
+            // A PNG or JPEG is an image whatever its Content-Type says (curl's
+            // --data-binary labels a file application/x-www-form-urlencoded).
+            if connection.form != nil, ImageUpload.format(of: Data(first.prefix(8))) != nil { connection.form = nil }
         }
         if let form = connection.form {
             if let problem = form.feed(input, length) {
@@ -742,6 +821,11 @@ public final class StreamServer: @unchecked Sendable {
 
     /// Service thread: the newest frame as one MJPEG part, if the client has not had it.
     private func sendMJPEGPart(_ wsi: OpaquePointer, _ connection: Connection) -> Int32 {
+        // libwebsockets arms its content timeout (requestTimeoutSeconds) when
+        // the LWS_CALLBACK_HTTP that started this stream returns, and closed
+        // every stream 5 s in: a stream has no end, so it has no timeout. The
+        // first call comes on the writeable callback `respond` asked for, after that.
+        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
         guard let frame = frames.latest, frame.index > connection.lastFrameIndex else { return 0 }
         if lws_send_pipe_choked(wsi) != 0 { return 0 }
         markSent(frame, to: connection)
@@ -888,18 +972,39 @@ public final class StreamServer: @unchecked Sendable {
     static let maxURIBytes = 8192
     static let maxHeaderBytes = 8192
 
-    /// 414 for a long URL, 431 for large headers (the ones lws has a token for,
-    /// which are the ones anything here reads), else nil.
-    static func sizeRefusal(uriBytes: Int, headers: [String: String]) -> HTTPResponse? {
+    /// 414 for a long URL, 431 for large headers, else nil. Headers count as the
+    /// larger of those lws has a token for and `arrivedBytes` (what came over
+    /// the socket for a bodiless request, less its request line: headers lws
+    /// keeps only by name, which cannot be added up otherwise).
+    static func sizeRefusal(uriBytes: Int, headers: [String: String], arrivedBytes: Int? = nil) -> HTTPResponse? {
         if uriBytes > maxURIBytes {
             return .error(414, "URI too long", detail: "\(uriBytes) bytes of path and query; the limit is \(maxURIBytes)")
         }
-        let headerBytes = headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 4 }
+        let known = headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 4 }
+        let headerBytes = max(known, arrivedBytes ?? 0)
         if headerBytes > maxHeaderBytes {
             return .error(431, "request header fields too large",
                           detail: "\(headerBytes) bytes of headers; the limit is \(maxHeaderBytes)")
         }
         return nil
+    }
+
+    /// Service thread (LWS_CALLBACK_HTTP): the bytes of headers that came over the
+    /// socket for this request, when that can be told: a request without a body
+    /// (a body's first bytes may be in already). What the socket received since
+    /// the last request's headers, less this request line. Requests pipelined in
+    /// the same packets as this one count with it (browsers, curl and players
+    /// never pipeline); over TLS the record framing counts too (some 30 bytes).
+    private func arrivedHeaderBytes(_ wsi: OpaquePointer, _ connection: Connection, _ request: HTTPRequest,
+                                    uriBytes: Int) -> Int? {
+        let received = Int(sl_socket_bytes_received(lws_get_socket_fd(wsi)))
+        guard received >= 0 else { return nil }
+        defer { connection.receivedThroughHeaders = received }
+        let declared = request.headers["content-length"].flatMap { Int($0) } ?? 0
+        guard declared == 0, request.headers["transfer-encoding"] == nil else { return nil }
+        // "METHOD URI HTTP/1.1\r\n" and the empty line that ends the headers.
+        let requestLine = request.method.rawValue.utf8.count + uriBytes + 2 + 10 + 2
+        return max(0, received - connection.receivedThroughHeaders - requestLine)
     }
 
     /// Headers without an lws token that handlers read (AuthGuard: whether a browser script asked).

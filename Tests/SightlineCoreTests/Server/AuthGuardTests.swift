@@ -52,6 +52,29 @@ import Testing
         #expect(wrong.credential == nil && wrong.presented)
     }
 
+    /// Signing in is slowed like any other wrong credential, with viewing open
+    /// or not; someone else's failures never slow a right token from elsewhere.
+    @Test(arguments: [true, false]) func wrongSignInsAreSlowedWhateverTheViewingSetting(viewOpen: Bool) {
+        let clock = Clock()
+        let auth = Self.guardWith(viewOpen: viewOpen, clock: clock)
+        let guesser = Self.request(peer: "127.0.0.9")
+        var statuses: [Int] = []
+        for _ in 0..<20 {
+            if case .refused(let refusal) = auth.signIn(token: "guess", from: guesser) { statuses.append(refusal.status) }
+            clock.advance(0.01)
+        }
+        #expect(statuses.count == 20)
+        #expect(statuses.prefix(AuthGuard.freeFailures + 1).allSatisfy { $0 == 401 }, "\(statuses)")
+        #expect(statuses.suffix(20 - AuthGuard.freeFailures - 1).allSatisfy { $0 == 429 }, "\(statuses)")
+        // The right token from the slowed address waits too; from another address it signs in at once.
+        if case .signedIn = auth.signIn(token: "admin-token", from: guesser) { Issue.record("a slowed address signed in") }
+        guard case .signedIn(let credential) = auth.signIn(token: "admin-token", from: Self.request(peer: "127.0.0.10")) else {
+            Issue.record("the right token from another address was refused")
+            return
+        }
+        #expect(credential.name == "boss")
+    }
+
     @Test func eachAccessNeedsItsRole() {
         let auth = Self.guardWith()
         let admin = ["authorization": "Bearer admin-token"], viewer = ["authorization": "Bearer viewer-token"]

@@ -102,14 +102,20 @@ import Testing
         #expect(form["fileName"] == "a.png" && form["fields"] == "")
     }
 
-    @Test func urlencodedFormsGiveTheirFields() throws {
+    @Test func onlyMultipartIsAForm() throws {
         let server = try Self.serve()
         defer { server.stop() }
-        let answer = try Self.post(server, Data("name=my+logo&threshold=0.5&x=%26".utf8),
-                                   contentType: "application/x-www-form-urlencoded")
-        let form = try Self.json(answer)
-        #expect(form["fields"] == "name=my logo&threshold=0.5")
-        #expect(form["file"] == "-")
+        // curl --data-binary labels any file application/x-www-form-urlencoded: it arrives as sent.
+        let urlencoded = try Self.post(server, Data("name=my+logo&threshold=0.5&x=%26".utf8),
+                                       contentType: "application/x-www-form-urlencoded")
+        #expect(urlencoded.text == "no form, body of 33 bytes", "\(urlencoded.status) \(urlencoded.text)")
+        // A PNG or JPEG by its bytes is an image whatever its label says, even multipart's.
+        let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data(repeating: 7, count: 100)
+        let labelled = try Self.post(server, png, contentType: "multipart/form-data; boundary=x")
+        #expect(labelled.text == "no form, body of 108 bytes", "\(labelled.status) \(labelled.text)")
+        let jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0]) + Data(repeating: 1, count: 60)
+        let urlJPEG = try Self.post(server, jpeg, contentType: "application/x-www-form-urlencoded")
+        #expect(urlJPEG.text == "no form, body of 64 bytes")
     }
 
     @Test func brokenFormsAreRefusedWithJSON() throws {

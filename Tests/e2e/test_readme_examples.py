@@ -1,0 +1,64 @@
+"""The README's curl lines, run exactly as printed against a real server: only the
+port (8080 in the README) is the test's, and `data/token` holds the test's admin token.
+Each line must exit 0 (`curl -f` fails on any 4xx/5xx), and what they leave behind is
+checked: a JPEG snapshot, MJPEG parts, the template uploaded raw and as a form, its
+threshold changed, its thumbnail, then gone."""
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import TOKEN, http_get
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+MARKER = "With curl (a test runs each of these lines as printed"
+
+
+def readme_curl_block() -> list[str]:
+    text = README.read_text()
+    start = text.index(MARKER)
+    block = re.search(r"```sh\n(.*?)```", text[start:], re.S)
+    assert block, "no ```sh block after the curl examples' heading in README.md"
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+def test_every_readme_curl_line_runs_as_printed(sightline, testdata, tmp_path):
+    if shutil.which("curl") is None:
+        pytest.skip("curl is not installed: the README's curl lines cannot be run")
+    lines = readme_curl_block()
+    assert lines[0].startswith("T=$(cat data/token)"), lines[0]
+    assert sum(line.startswith("curl ") for line in lines) >= 8, lines
+    assert any("--data-binary @logo.png" in line and "Content-Type" not in line for line in lines), \
+        "the README must show a raw upload with curl's default content type"
+    server = sightline(source="demo")
+    server.wait_live()
+    work = tmp_path / "readme"
+    (work / "data").mkdir(parents=True)
+    (work / "data" / "token").write_text(TOKEN + "\n")
+    from PIL import Image
+    # A logo of the size one crops from a frame (the file itself is larger than the demo's frame).
+    Image.open(testdata / "templates" / "opencv-logo.png").convert("RGB").resize((120, 159)).save(work / "logo.png")
+    for line in lines[1:]:
+        command = line.replace("127.0.0.1:8080", f"127.0.0.1:{server.port}")
+        assert command != line or not line.startswith("curl "), f"no port to replace in {line!r}"
+        run = subprocess.run(["bash", "-c", f"set -o pipefail; {lines[0]}\n{command}"], cwd=work,
+                             capture_output=True, timeout=30)
+        assert run.returncode == 0, (f"README line failed ({run.returncode}): {line}\n"
+                                     f"{run.stderr.decode(errors='replace')[-1500:]}")
+        if "/api/templates?name=logo" in line or "-F file=@logo.png" in line:
+            answer = json.loads(run.stdout)
+            assert answer["template"]["name"] == "logo", answer
+        if "-X PATCH" in line:
+            assert json.loads(run.stdout)["template"]["threshold"] == 0.75, run.stdout[:300]
+        if line.endswith("/metrics"):
+            assert b"sightline_frames_processed_total" in run.stdout or b"sightline_" in run.stdout
+    assert (work / "frame.jpg").read_bytes()[:3] == b"\xff\xd8\xff"
+    assert (work / "clip.mjpg").read_bytes().count(b"--sightlineframe") >= 10
+    assert (work / "logo-thumb.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    templates = json.loads(http_get(server.port, "/api/templates")[2])
+    assert "logo" not in json.dumps(templates), templates
+    server.assert_alive()
