@@ -36,15 +36,30 @@ static int fail(sl_tls_error *err, const char *what, ...) {
     return -1;
 }
 
+// A passphrase callback that has none to give: without it OpenSSL would ask
+// on the terminal for an encrypted key. Sets *(int *)user to say it was asked.
+static int no_passphrase(char *buffer, int size, int writing, void *user) {
+    (void)buffer, (void)size, (void)writing;
+    if (user) *(int *)user = 1;
+    return -1;
+}
+
 static BIO *memory_reader(const char *bytes, size_t length) {
     return length > INT_MAX ? NULL : BIO_new_mem_buf(bytes, (int)length);
 }
 
 static X509 *read_certificate(const char *pem, size_t length) {
     BIO *bio = memory_reader(pem, length);
-    X509 *certificate = bio ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
+    X509 *certificate = bio ? PEM_read_bio_X509(bio, NULL, no_passphrase, NULL) : NULL;
     BIO_free(bio);
     return certificate;
+}
+
+static EVP_PKEY *read_private_key(const char *pem, size_t length, int *encrypted) {
+    BIO *bio = memory_reader(pem, length);
+    EVP_PKEY *key = bio ? PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, encrypted) : NULL;
+    BIO_free(bio);
+    return key;
 }
 
 // A memory BIO's contents as a NUL-terminated string to free() (NULL when out of memory).
@@ -251,6 +266,29 @@ void sl_tls_certificate_release(sl_tls_certificate *certificate) {
         free(owner);
     }
     memset(certificate, 0, sizeof *certificate);
+}
+
+int sl_tls_private_key_matches(const char *key_pem, size_t key_length,
+                               const char *cert_pem, size_t cert_length,
+                               int *matches, sl_tls_error *err) {
+    ERR_clear_error();
+    *matches = 0;
+    X509 *certificate = read_certificate(cert_pem, cert_length);
+    if (!certificate) return fail(err, "reading the certificate");
+    int encrypted = 0;
+    EVP_PKEY *key = read_private_key(key_pem, key_length, &encrypted);
+    if (!key) {
+        X509_free(certificate);
+        return fail(err, encrypted ? "the private key is encrypted; the server needs it unencrypted"
+                                   : "reading the private key");
+    }
+    // 1 when equal; 0 when not, negative for keys of different types: both a mismatch.
+    EVP_PKEY *public_key = X509_get0_pubkey(certificate);
+    *matches = public_key && EVP_PKEY_eq(public_key, key) == 1;
+    EVP_PKEY_free(key);
+    X509_free(certificate);
+    ERR_clear_error();
+    return 0;
 }
 
 int sl_tls_sha256(const void *bytes, size_t length, uint8_t out[32], sl_tls_error *err) {

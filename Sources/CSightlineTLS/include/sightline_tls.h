@@ -2,8 +2,8 @@
 //
 // Why it exists: libwebsockets already brings OpenSSL (Debian builds it with
 // OpenSSL), so the self-signed certificate of `tls: auto`, reading the
-// certificate files and the tokens' SHA-256 use it too rather than a second
-// TLS stack compiled from source. OpenSSL's API is
+// certificate files, the key check before a reload and the tokens' SHA-256 use
+// it too rather than a second TLS stack compiled from source. OpenSSL's API is
 // macros, stacks and ownership rules Swift should not see, so Swift calls only
 // the functions below, and this header does not include OpenSSL's.
 //
@@ -71,6 +71,15 @@ int sl_tls_certificate_read(const char *pem, size_t length, sl_tls_certificate *
 
 // Frees what sl_tls_certificate_read allocated (a zeroed struct is fine).
 void sl_tls_certificate_release(sl_tls_certificate *certificate);
+
+// Whether the private key in key_pem (PEM, unencrypted: there is nobody to
+// ask for a passphrase) is the one of the first certificate in cert_pem:
+// *matches is 1 or 0. Fails when either does not parse. Exists because a
+// reload that hands lws a certificate and a key that do not belong together
+// is taken, and then every new handshake fails.
+int sl_tls_private_key_matches(const char *key_pem, size_t key_length,
+                               const char *cert_pem, size_t cert_length,
+                               int *matches, sl_tls_error *err);
 
 // SHA-256 of `length` bytes into out (32 bytes). Exists for the tokens'
 // digests, which need nothing else of a crypto library. Fails only when

@@ -131,20 +131,38 @@ public struct TLSFiles: Sendable, Equatable {
         try loadCertificate().sha256.map { String(format: "%02X", $0) }.joined(separator: ":")
     }
 
-    /// Reads both files and checks that they parse as PEM, with a clear error.
+    /// Reads both files and checks that they parse as PEM and that the key is
+    /// the certificate's, with a clear error. At start, and before a reload
+    /// hands them to lws: a pair that does not match would be taken, and every
+    /// handshake after it would fail.
     public func validate() throws {
+        var contents: [Data] = []
         for (path, what) in [(certificate, "certificate"), (privateKey, "private key")] {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw ConfigError.invalid("tls \(what) \(path): cannot read it")
             }
-            guard String(decoding: data, as: UTF8.self).contains("-----BEGIN ") else {
+            let text = String(decoding: data, as: UTF8.self)
+            guard text.contains("-----BEGIN ") else {
                 throw ConfigError.invalid("tls \(what) \(path): not a PEM file")
             }
+            if what == "private key" && !text.contains("PRIVATE KEY-----") {
+                throw ConfigError.invalid("tls private key \(path): no private key in it (no BEGIN ... PRIVATE KEY block)")
+            }
+            contents.append(data)
         }
         do {
-            _ = try loadCertificate()
+            _ = try TLSCertificate(pem: String(decoding: contents[0], as: UTF8.self))
         } catch {
             throw ConfigError.invalid("tls certificate \(certificate): \(error)")
+        }
+        let matches: Bool
+        do {
+            matches = try TLSCertificate.privateKey(contents[1], matches: contents[0])
+        } catch {
+            throw ConfigError.invalid("tls private key \(privateKey): \(error)")
+        }
+        guard matches else {
+            throw ConfigError.invalid("tls: the private key in \(privateKey) does not match the certificate in \(certificate)")
         }
     }
 }

@@ -35,4 +35,20 @@ public struct TLSCertificate: Sendable, Equatable {
         self.dnsNames = dnsNames
         self.ipAddresses = ipAddresses
     }
+
+    /// Whether the private key in `keyPEM` belongs to the certificate in
+    /// `certificatePEM` (its first). Throws when either does not parse.
+    static func privateKey(_ keyPEM: Data, matches certificatePEM: Data) throws -> Bool {
+        var matches: Int32 = 0
+        try keyPEM.withUnsafeBytes { key in
+            try certificatePEM.withUnsafeBytes { certificate in
+                try OpenSSLError.check {
+                    sl_tls_private_key_matches(key.baseAddress?.assumingMemoryBound(to: CChar.self), key.count,
+                                               certificate.baseAddress?.assumingMemoryBound(to: CChar.self),
+                                               certificate.count, &matches, $0)
+                }
+            }
+        }
+        return matches == 1
+    }
 }

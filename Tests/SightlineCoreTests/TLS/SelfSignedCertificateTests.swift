@@ -40,6 +40,7 @@ import Testing
         #expect(certificate.dnsNames == ["cam.example", "localhost"])
         #expect(certificate.ipAddresses == [[192, 0, 2, 7], [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]])
         #expect(certificate.notValidAfter == now.addingTimeInterval(SelfSignedCertificate.lifetime))
+        #expect(try TLSCertificate.privateKey(Data(made.keyPEM.utf8), matches: Data(made.certificatePEM.utf8)))
         #expect(throws: OpenSSLError.self) { try TLSCertificate(pem: "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n") }
     }
 
@@ -80,6 +81,25 @@ import Testing
         try "not pem".write(toFile: dir + "/c.pem", atomically: true, encoding: .utf8)
         let files = TLSFiles(certificate: dir + "/c.pem", privateKey: dir + "/missing.pem")
         #expect(throws: ConfigError.self) { try files.validate() }
+        let made = try SelfSignedCertificate.ensure(in: dir + "/made", names: ["localhost"], addresses: []).files
+        try "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".write(toFile: dir + "/k.pem", atomically: true, encoding: .utf8)
+        let brokenKey = TLSFiles(certificate: made.certificate, privateKey: dir + "/k.pem")
+        #expect { try brokenKey.validate() } throws: { error in
+            "\(error)".hasPrefix("tls private key \(dir)/k.pem: OpenSSL: reading the private key")
+        }
+    }
+
+    /// A certificate with another certificate's key (a renewal copied half-way) is
+    /// refused before lws takes it: every handshake after would fail.
+    @Test func aKeyThatIsNotTheCertificatesIsRefused() throws {
+        let dir = try TestPaths.temporaryDirectory()
+        let first = try SelfSignedCertificate.ensure(in: dir + "/first", names: ["localhost"], addresses: ["127.0.0.1"]).files
+        let second = try SelfSignedCertificate.ensure(in: dir + "/second", names: ["localhost"], addresses: ["127.0.0.1"]).files
+        let crossed = TLSFiles(certificate: second.certificate, privateKey: first.privateKey)
+        #expect(throws: ConfigError.invalid(
+            "tls: the private key in \(first.privateKey) does not match the certificate in \(second.certificate)")) {
+            try crossed.validate()
+        }
     }
 
     private func openssl(_ arguments: [String]) throws -> String {
