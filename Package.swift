@@ -24,8 +24,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
-        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
     ],
     targets: [
         .target(
@@ -60,14 +58,19 @@ let package = Package(
             name: "CSightlineMQTT",
             linkerSettings: [.linkedLibrary("mosquitto")]
         ),
+        // OpenSSL's libcrypto from Debian (libssl-dev), which libwebsockets links
+        // already: the self-signed certificate, reading certificates and keys,
+        // SHA-256. Swift sees only the shim's header, not OpenSSL's.
+        .target(
+            name: "CSightlineTLS",
+            linkerSettings: [.linkedLibrary("crypto")]
+        ),
         .target(
             name: "SightlineCore",
             dependencies: [
-                "CSightlineOpenCV", "CSightlineLWS", "CTurboJPEG", "CPNG", "CSightlineV4L2", "CSystemd", "CZlib", "CSightlineMQTT", "CMalloc",
+                "CSightlineOpenCV", "CSightlineLWS", "CTurboJPEG", "CPNG", "CSightlineV4L2", "CSystemd", "CZlib", "CSightlineMQTT", "CMalloc", "CSightlineTLS",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 debian_packages=(
   pkg-config libopencv-dev opencv-data libwebsockets-dev libv4l-dev libturbojpeg0-dev  # build
   libsystemd-dev zlib1g-dev libmosquitto-dev libpng-dev                                # build: sd_notify, inflate checks, MQTT, PNG files
+  libssl-dev                                                                           # build: certificates, SHA-256 (OpenSSL)
   chromium chromium-driver python3-pip systemd mosquitto ffmpeg                        # tests (systemd-analyze, an MQTT broker, ffmpeg as a stream client)
 )
 command -v node >/dev/null 2>&1 || debian_packages+=(nodejs)

@@ -1,7 +1,7 @@
 """HTTPS and WSS on the same port with a real TLS client (Python's ssl with the
 certificate as its CA): a self-signed certificate made at first start, PEM files
-given on the command line, and a renewed certificate taken on SIGHUP while an open
-viewer keeps streaming."""
+given on the command line, a renewed certificate taken on SIGHUP while an open
+viewer keeps streaming, and a certificate that is not the key's refused on SIGHUP."""
 
 import datetime
 import hashlib
@@ -30,6 +30,18 @@ def https_get(port, path, ctx, headers=None, method="GET", body=None):
         return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
     finally:
         conn.close()
+
+
+def wait_https(server, ctx, timeout=30.0):
+    """Until /healthz answers 200 over TLS with `ctx` (the server makes its key first)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if https_get(server.port, "/healthz", ctx)[0] == 200:
+                return
+        except OSError:
+            time.sleep(0.2)
+    pytest.fail(f"no HTTPS answer within {timeout:.0f} s\n{server.describe()}")
 
 
 def served_fingerprint(port) -> str:
@@ -87,15 +99,7 @@ def test_self_signed_certificate_serves_https_and_wss(sightline, tmp_path):
     while not cert.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     ctx = context(cert)
-    status = None
-    while time.monotonic() < deadline:
-        try:
-            status, _, _ = https_get(server.port, "/healthz", ctx)
-            if status == 200:
-                break
-        except OSError:
-            time.sleep(0.2)
-    assert status == 200
+    wait_https(server, ctx)
     status, headers, page = https_get(server.port, "/", ctx, headers={"Host": f"localhost:{server.port}"})
     assert status == 200 and b"<html" in page.lower() and f"wss://localhost:{server.port}" in headers["content-security-policy"]
     assert len(wss_frames(server.port, ctx, 5)) == 5
@@ -124,13 +128,7 @@ def test_sighup_takes_a_renewed_certificate_without_dropping_viewers(sightline, 
     key.write_bytes(first_key.read_bytes())
     server = sightline("--tls-cert", cert, "--tls-key", key, source="demo", wait=False)
     ctx_first = context(first_cert)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if https_get(server.port, "/healthz", ctx_first)[0] == 200:
-                break
-        except OSError:
-            time.sleep(0.2)
+    wait_https(server, ctx_first)
     before = served_fingerprint(server.port)
     from websockets.sync.client import connect
     with connect(f"wss://{HOST}:{server.port}/ws", ssl=ctx_first, open_timeout=10, max_size=16 << 20) as viewer:
@@ -152,3 +150,43 @@ def test_sighup_takes_a_renewed_certificate_without_dropping_viewers(sightline, 
             if isinstance(message, str):
                 seqs.append(json.loads(message)["seq"])
         assert seqs == sorted(seqs) and len(set(seqs)) == 10
+
+
+def test_sighup_keeps_the_old_pair_when_the_new_certificate_is_not_the_keys(sightline, tmp_path):
+    first_cert, first_key = make_certificate(tmp_path, "first")
+    second_cert, second_key = make_certificate(tmp_path, "second")
+    cert, key = tmp_path / "live.crt", tmp_path / "live.key"
+    cert.write_bytes(first_cert.read_bytes())
+    key.write_bytes(first_key.read_bytes())
+    server = sightline("--tls-cert", cert, "--tls-key", key, source="demo", wait=False)
+    ctx_first = context(first_cert)
+    wait_https(server, ctx_first)
+    before = served_fingerprint(server.port)
+    assert before == hashlib.sha256(ssl.PEM_cert_to_DER_cert(first_cert.read_text())).hexdigest()
+
+    # A renewal copied half-way: the new certificate beside the old key.
+    cert.write_bytes(second_cert.read_bytes())
+    server.proc.send_signal(signal.SIGHUP)
+    why = f"tls: the private key in {key} does not match the certificate in {cert}"
+    deadline = time.monotonic() + 5
+    while why not in server.stderr_tail(20000) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    log = server.stderr_tail(20000)
+    assert "cannot reload the certificate; the old one stays" in log and why in log, log
+    assert "certificate reloaded" not in log
+    # New connections still get the old pair, and their handshakes succeed.
+    assert https_get(server.port, "/healthz", ctx_first)[0] == 200
+    assert served_fingerprint(server.port) == before
+
+    # The matching key arrives: the next SIGHUP takes the pair.
+    key.write_bytes(second_key.read_bytes())
+    server.proc.send_signal(signal.SIGHUP)
+    expected = hashlib.sha256(ssl.PEM_cert_to_DER_cert(second_cert.read_text())).hexdigest()
+    deadline = time.monotonic() + 5
+    after = before
+    while after != expected and time.monotonic() < deadline:
+        time.sleep(0.1)
+        after = served_fingerprint(server.port)
+    assert after == expected, "new connections do not get the new certificate"
+    assert https_get(server.port, "/healthz", context(second_cert))[0] == 200
+    assert "certificate reloaded" in server.stderr_tail(20000)

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Synchronization
 
@@ -193,7 +192,7 @@ public final class TokenStore: Sendable {
     // MARK: - Helpers
 
     static func digest(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(token.utf8).map { String(format: "%02x", $0) }.joined()
     }
 
     static func makeToken() -> String {

@@ -62,7 +62,7 @@ final class YuNetNetwork {
 }
 
 /// Calls body with a C array of C strings that live for the call.
-private func withCStrings<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) throws -> R) rethrows -> R {
+func withCStrings<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) throws -> R) rethrows -> R {
     let copies = strings.map { strdup($0) }
     defer { copies.forEach { free($0) } }
     return try body(copies.map { UnsafePointer($0) })

@@ -1,16 +1,15 @@
-import Crypto
+import CSightlineTLS
 import Foundation
-import SwiftASN1
-import X509
 
 /// `tls: auto`: a self-signed certificate (ECDSA P-256, a year) for the
-/// names and addresses the server answers on, made with swift-certificates
-/// into `<data-dir>/tls/` at first start and kept while it still covers
-/// them and has more than 30 days to run. Its SHA-256 fingerprint is what a
-/// user compares with what their browser shows.
+/// names and addresses the server answers on, made with OpenSSL (the
+/// CSightlineTLS shim) into `<data-dir>/tls/` at first start and kept while
+/// it still covers them and has more than 30 days to run. Its SHA-256
+/// fingerprint is what a user compares with what their browser shows.
 public enum SelfSignedCertificate {
     public static let renewBefore: TimeInterval = 30 * 24 * 3600
     public static let lifetime: TimeInterval = 365 * 24 * 3600
+    static let organization = "Sightline (self-signed)"
 
     /// The certificate and key files in `directory` for these names and
     /// addresses, made (again) when missing, expiring or not covering them.
@@ -23,39 +22,39 @@ public enum SelfSignedCertificate {
            covers(existing, names: names, addresses: addresses) {
             return (files, false)
         }
-        let key = P256.Signing.PrivateKey()
-        let certificate = try make(key: key, names: names, addresses: addresses, now: now)
+        let made = try make(names: names, addresses: addresses, now: now)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
-        try AtomicFile.write(Data(key.pemRepresentation.utf8), to: files.privateKey, permissions: 0o600)
-        try AtomicFile.write(Data(try certificate.serializeAsPEM().pemString.utf8), to: files.certificate, permissions: 0o644)
+        try AtomicFile.write(Data(made.keyPEM.utf8), to: files.privateKey, permissions: 0o600)
+        try AtomicFile.write(Data(made.certificatePEM.utf8), to: files.certificate, permissions: 0o644)
         return (files, true)
     }
 
-    static func make(key: P256.Signing.PrivateKey, names: [String], addresses: [String], now: Date) throws -> Certificate {
-        let subject = try DistinguishedName {
-            CommonName(names.first ?? "sightline")
-            OrganizationName("Sightline (self-signed)")
+    /// A new P-256 key and a certificate for it, signed by itself, as PEM
+    /// (the key unencrypted, PKCS#8). Valid from five minutes before `now`
+    /// for `lifetime`; CN is the first name; a CA of its own (pathlen 0) so
+    /// that a browser or a client can trust it as its own root.
+    static func make(names: [String], addresses: [String], now: Date) throws -> (certificatePEM: String, keyPEM: String) {
+        let notBefore = Int64(now.timeIntervalSince1970) - 300
+        let notAfter = Int64(now.addingTimeInterval(lifetime).timeIntervalSince1970)
+        var certificatePEM: UnsafeMutablePointer<CChar>?
+        var keyPEM: UnsafeMutablePointer<CChar>?
+        defer { free(certificatePEM); free(keyPEM) }
+        try withCStrings(names) { dns in
+            try withCStrings(addresses.filter { ipBytes($0) != nil }) { ips in
+                try OpenSSLError.check {
+                    sl_tls_make_self_signed(names.first ?? "sightline", organization, dns, Int32(dns.count),
+                                            ips, Int32(ips.count), notBefore, notAfter, &certificatePEM, &keyPEM, $0)
+                }
+            }
         }
-        var alternatives: [GeneralName] = names.map { .dnsName($0) }
-        alternatives += addresses.compactMap(ipBytes).map { .ipAddress(ASN1OctetString(contentBytes: ArraySlice($0))) }
-        let extensions = try Certificate.Extensions {
-            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
-            Critical(KeyUsage(digitalSignature: true, keyCertSign: true))
-            try ExtendedKeyUsage([.serverAuth])
-            SubjectAlternativeNames(alternatives)
-        }
-        return try Certificate(version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(key.publicKey),
-                               notValidBefore: now.addingTimeInterval(-300), notValidAfter: now.addingTimeInterval(lifetime),
-                               issuer: subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
-                               extensions: extensions, issuerPrivateKey: .init(key))
+        return (String(cString: certificatePEM!), String(cString: keyPEM!))
     }
 
     /// Whether every name and address is among the certificate's alternative names.
-    static func covers(_ certificate: Certificate, names: [String], addresses: [String]) -> Bool {
-        guard let alternatives = try? certificate.extensions.subjectAlternativeNames else { return false }
-        let dns = Set(alternatives.compactMap { if case .dnsName(let name) = $0 { return name.lowercased() } else { return nil } })
-        let ips = Set(alternatives.compactMap { if case .ipAddress(let bytes) = $0 { return Array(bytes.bytes) } else { return nil } })
+    static func covers(_ certificate: TLSCertificate, names: [String], addresses: [String]) -> Bool {
+        let dns = Set(certificate.dnsNames.map { $0.lowercased() })
+        let ips = Set(certificate.ipAddresses)
         return names.allSatisfy { dns.contains($0.lowercased()) } && addresses.compactMap(ipBytes).allSatisfy { ips.contains($0) }
     }
 
@@ -122,32 +121,48 @@ public struct TLSFiles: Sendable, Equatable {
         self.privateKey = privateKey
     }
 
-    func loadCertificate() throws -> Certificate {
-        let text = try String(contentsOfFile: certificate, encoding: .utf8)
-        return try Certificate(pemEncoded: text)
+    /// The first certificate of the certificate file.
+    func loadCertificate() throws -> TLSCertificate {
+        try TLSCertificate(pem: String(contentsOfFile: certificate, encoding: .utf8))
     }
 
     /// SHA-256 of the first certificate's DER, as `AB:CD:...` (what browsers show).
     public func fingerprintSHA256() throws -> String {
-        var serializer = DER.Serializer()
-        try serializer.serialize(try loadCertificate())
-        return SHA256.hash(data: serializer.serializedBytes).map { String(format: "%02X", $0) }.joined(separator: ":")
+        try loadCertificate().sha256.map { String(format: "%02X", $0) }.joined(separator: ":")
     }
 
-    /// Reads both files and checks that they parse as PEM, with a clear error.
+    /// Reads both files and checks that they parse as PEM and that the key is
+    /// the certificate's, with a clear error. At start, and before a reload
+    /// hands them to lws: a pair that does not match would be taken, and every
+    /// handshake after it would fail.
     public func validate() throws {
+        var contents: [Data] = []
         for (path, what) in [(certificate, "certificate"), (privateKey, "private key")] {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw ConfigError.invalid("tls \(what) \(path): cannot read it")
             }
-            guard String(decoding: data, as: UTF8.self).contains("-----BEGIN ") else {
+            let text = String(decoding: data, as: UTF8.self)
+            guard text.contains("-----BEGIN ") else {
                 throw ConfigError.invalid("tls \(what) \(path): not a PEM file")
             }
+            if what == "private key" && !text.contains("PRIVATE KEY-----") {
+                throw ConfigError.invalid("tls private key \(path): no private key in it (no BEGIN ... PRIVATE KEY block)")
+            }
+            contents.append(data)
         }
         do {
-            _ = try loadCertificate()
+            _ = try TLSCertificate(pem: String(decoding: contents[0], as: UTF8.self))
         } catch {
             throw ConfigError.invalid("tls certificate \(certificate): \(error)")
+        }
+        let matches: Bool
+        do {
+            matches = try TLSCertificate.privateKey(contents[1], matches: contents[0])
+        } catch {
+            throw ConfigError.invalid("tls private key \(privateKey): \(error)")
+        }
+        guard matches else {
+            throw ConfigError.invalid("tls: the private key in \(privateKey) does not match the certificate in \(certificate)")
         }
     }
 }

@@ -24,6 +24,12 @@ import Testing
         #expect(throws: TokenError.self) { try store.add(name: "env", role: .viewer) }
     }
 
+    @Test func digestsAreSHA256InHex() {
+        // FIPS 180-2's vectors: token files written before (by swift-crypto) still match.
+        #expect(TokenStore.digest("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(TokenStore.digest("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    }
+
     @Test func revocationReachesAnotherProcessThroughTheFile() throws {
         let dir = try TestPaths.temporaryDirectory()
         let server = try TokenStore.open(dataDir: dir).store
