@@ -89,6 +89,8 @@ install:
 	cp -R web/. $(SHARE)/web/
 	install -m 0644 config/demo-template.png README.md $(SHARE)/config/
 	if [ -d models ]; then mkdir -p $(SHARE)/models && cp -R models/. $(SHARE)/models/; fi
+	install -D -m 0644 LICENSE $(DESTDIR)$(PREFIX)/share/doc/sightline/LICENSE
+	install -m 0644 THIRD_PARTY_NOTICES.md $(DESTDIR)$(PREFIX)/share/doc/sightline/
 	test -e $(DESTDIR)$(SYSCONFDIR)/sightline/sightline.yaml \
 	  || install -D -m 0644 config/sightline.yaml $(DESTDIR)$(SYSCONFDIR)/sightline/sightline.yaml
 	mkdir -p $(DESTDIR)$(UNITDIR)

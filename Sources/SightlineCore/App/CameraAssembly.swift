@@ -123,7 +123,8 @@ public struct CameraAssembly {
         haar.regionOfInterest = settings.faceRegion
         let choice = try FaceDetectorFactory.choose(modelPath: settings.faceModel, yunet: yunet, haar: haar, logger: logger)
         let detector = choice.detector
-        let service = FaceService(recognizer: try FaceRecognizer(store: PeopleStore(dataDirectory: settings.dataDir)))
+        let service = FaceService(recognizer: try FaceRecognizer(store: PeopleStore(dataDirectory: settings.dataDir)),
+                                  storageFailures: StorageFailureReporter(stats: stats, logger: logger))
         let every = max(1, settings.faceDetectEvery)
         var info = ServerState.FacesInfo(detector: detector.name,
                                          refineLandmarks: detector is YuNetDetector && settings.faceRefineLandmarks,

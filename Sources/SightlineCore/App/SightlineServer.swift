@@ -22,7 +22,11 @@ public final class SightlineServer: Sendable {
         let assembly = try CameraAssembly(settings: settings, logger: logger)
         self.settings = settings
         self.logger = logger
-        try FileManager.default.createDirectory(atPath: settings.dataDir, withIntermediateDirectories: true)
+        do {
+            try AtomicFile.makeDirectory(settings.dataDir)
+        } catch let error as StorageError {
+            throw ConfigError.invalid("cannot make the data directory \(settings.dataDir): \(error)")
+        }
         let (tokens, generated) = try TokenStore.open(dataDir: settings.dataDir, environment: environment,
                                                       configured: settings.token, makeAdmin: true)
         self.tokens = tokens
@@ -139,7 +143,8 @@ public final class SightlineServer: Sendable {
         let templates = TemplateAPI(library: camera.templates, store: camera.templateStore,
                                     uploadedNames: camera.uploadedTemplateNames,
                                     defaultThreshold: settings.templateThreshold,
-                                    frameSize: { capture.status.format.map { ($0.width, $0.height) } })
+                                    frameSize: { capture.status.format.map { ($0.width, $0.height) } },
+                                    storageFailures: StorageFailureReporter(stats: camera.stats, logger: logger))
         let auth = AuthGuard(tokens: tokens, sessions: SessionStore(lifetime: settings.sessionMinutes * 60),
                              policy: AccessPolicy(settings: settings))
         let sources = SourcesAPI(configured: settings.offeredSources, current: { capture.status.spec },

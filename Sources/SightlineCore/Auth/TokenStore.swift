@@ -71,7 +71,12 @@ public final class TokenStore: Sendable {
             }
         } else if makeAdmin && !store.hasAdmin {
             let value = makeToken()
-            try AtomicFile.write(Data((value + "\n").utf8), to: tokenFile, permissions: 0o600)
+            do {
+                try AtomicFile.write(Data((value + "\n").utf8), to: tokenFile, permissions: 0o600)
+            } catch let error as StorageError {
+                throw TokenError.cannotWrite("the admin token", directory: dataDir, error,
+                                             advice: "or give the admin token in SIGHTLINE_TOKEN")
+            }
             try store.insert(Entry(name: generatedName, role: .admin, sha256: digest(value), createdAt: now()))
             generated = value
         }
@@ -162,7 +167,13 @@ public final class TokenStore: Sendable {
     private func write(_ entries: [Entry]) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try AtomicFile.write(try encoder.encode(FileData(tokens: entries)), to: path, permissions: 0o600)
+        let data = try encoder.encode(FileData(tokens: entries))
+        do {
+            try AtomicFile.write(data, to: path, permissions: 0o600)
+        } catch let error as StorageError {
+            throw TokenError.cannotWrite("the token list", directory: (path as NSString).deletingLastPathComponent, error,
+                                         advice: nil)
+        }
     }
 
     /// Reads the file again when it changed on disk (or when forced).
@@ -225,6 +236,8 @@ public enum TokenError: Error, CustomStringConvertible, Equatable {
     case exists(String)
     case notInStore(String)
     case unreadable(String, String)
+    /// What could not be written, in which data directory, why, and what to do.
+    case cannotWrite(String, directory: String, StorageError, advice: String?)
 
     public var description: String {
         switch self {
@@ -233,6 +246,9 @@ public enum TokenError: Error, CustomStringConvertible, Equatable {
         case .notInStore(let name):
             return "'\(name)' comes from \(name == "env" ? "SIGHTLINE_TOKEN" : "the config file"); remove it there"
         case .unreadable(let path, let why): return "\(path): \(why)"
+        case .cannotWrite(let what, let directory, let error, let advice):
+            return "cannot write \(what) in the data directory \(directory): \(error.reason); \(error.reason.hint)"
+                + (advice.map { ", \($0)" } ?? "")
         }
     }
 }

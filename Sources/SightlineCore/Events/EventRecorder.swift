@@ -23,7 +23,8 @@ public final class EventRecorder: Sendable {
         public var saved: UInt64 = 0
         /// Waiting event states dropped because `capacity` were waiting.
         public var dropped: UInt64 = 0
-        /// Writes that failed (disk full, permissions); the last error is kept.
+        /// Writes that failed (disk full, permissions); the last error is
+        /// kept, in words without paths, until a write works again.
         public var failed: UInt64 = 0
         public var waiting = 0
         public var lastError: String?
@@ -49,14 +50,17 @@ public final class EventRecorder: Sendable {
     private let started = Atomic<Bool>(false)
     private let tick: @Sendable () -> EventBatch
     private let logger: Logger
+    private let storageFailures: StorageFailureReporter
     /// Retention by age runs at least this often even when nothing is written.
     private let retentionInterval: Double = 60
 
     public init(store: EventStore, capacity: Int = 256, logger: Logger,
+                storageFailures: StorageFailureReporter = StorageFailureReporter(),
                 tick: @escaping @Sendable () -> EventBatch = { EventBatch() }) {
         self.store = store
         self.capacity = max(1, capacity)
         self.logger = logger
+        self.storageFailures = storageFailures
         self.tick = tick
     }
 
@@ -147,17 +151,23 @@ public final class EventRecorder: Sendable {
         }
         do {
             let saved = try store.save(pending.record, snapshot: pending.jpeg, crop: crop)
-            state.withLock { state in
+            let recovered = state.withLock { state -> Bool in
                 if saved { state.counts.saved += 1 }
-                state.counts.lastError = nil
+                defer { state.counts.lastError = nil }
+                return state.counts.lastError != nil
             }
+            if recovered { logger.notice("events: saving works again") }
         } catch {
+            // Logged once while writes keep failing (a full disk fails every event), counted each time.
+            let action = "cannot save the event"
+            let message = storageFailures.report(error, area: .events, action: action, log: false)
+                .map { $0.message(action) } ?? "\(action): \(error)"
             let first = state.withLock { state -> Bool in
                 state.counts.failed += 1
-                defer { state.counts.lastError = "\(error)" }
+                defer { state.counts.lastError = message }
                 return state.counts.lastError == nil
             }
-            if first { logger.error("events: cannot write to \(store.directory)", metadata: ["error": "\(error)"]) }
+            if first { logger.error("events: \(message)") }
         }
     }
 }

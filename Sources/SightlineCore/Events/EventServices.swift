@@ -19,7 +19,12 @@ public final class EventServices: Sendable {
                 environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         camera = settings.cameraName
         store = EventStore(dataDirectory: settings.dataDir, limits: settings.events.limits)
-        let report = try store.load()
+        let report: EventStore.LoadReport
+        do {
+            report = try store.load()
+        } catch let error as StorageError {
+            throw ConfigError.invalid("cannot make the events directory \(store.directory): \(error)")
+        }
         for file in report.removedFiles {
             logger.notice("events: removed a leftover of an interrupted write", metadata: ["file": "\(file)"])
         }
@@ -33,7 +38,7 @@ public final class EventServices: Sendable {
             try MQTTPublisher(options: options, logger: logger, statsPayload: { reporter.payload($0) })
         }
         sink = EventSink(options: settings.events.trackerOptions(camera: camera), store: store, publisher: publisher,
-                         logger: logger)
+                         logger: logger, storageFailures: StorageFailureReporter(stats: stats, logger: logger))
         reporter.attach(sink)
     }
 

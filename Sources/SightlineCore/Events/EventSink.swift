@@ -48,11 +48,12 @@ public final class EventSink: FrameSink {
     public let publisher: MQTTPublisher?
     private let delivered = Atomic<UInt64>(0)
 
-    public init(options: EventTracker.Options, store: EventStore, publisher: MQTTPublisher?, logger: Logger) {
+    public init(options: EventTracker.Options, store: EventStore, publisher: MQTTPublisher?, logger: Logger,
+                storageFailures: StorageFailureReporter = StorageFailureReporter()) {
         let shared = Shared(tracker: EventTracker(options: options), publisher: publisher)
         self.shared = shared
         self.publisher = publisher
-        recorder = EventRecorder(store: store, logger: logger, tick: { shared.tick() })
+        recorder = EventRecorder(store: store, logger: logger, storageFailures: storageFailures, tick: { shared.tick() })
     }
 
     /// Where the catalog comes from (read on the recorder's thread every 2 s).

@@ -90,7 +90,7 @@ public final class EventStore: Sendable {
     /// Reads what is on disk (main thread, before the recorder starts).
     @discardableResult
     public func load(now: Double = Date().timeIntervalSince1970) throws -> LoadReport {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try AtomicFile.makeDirectory(directory)
         var report = LoadReport()
         let names = try FileManager.default.contentsOfDirectory(atPath: directory)
         var records: [String: EventRecord] = [:]

@@ -52,6 +52,8 @@ public final class PipelineStats: Sendable {
         /// passes on the frame of a cut on the pipeline thread.
         public var faceFinePasses: UInt64 = 0
         public var faceCutFramePasses: UInt64 = 0
+        /// Writes to the data directory that failed (a full disk, permissions), by what they were for.
+        public var storageWriteFailures: [StorageArea: UInt64] = [:]
     }
 
     private struct State {
@@ -69,6 +71,7 @@ public final class PipelineStats: Sendable {
         var initial = State()
         for stage in StageName.allCases { initial.data.stages[stage] = LatencyHistogram() }
         for reason in DropReason.allCases { initial.data.drops[reason] = 0 }
+        for area in StorageArea.allCases { initial.data.storageWriteFailures[area] = 0 }
         state = Mutex(initial)
     }
 
@@ -128,6 +131,11 @@ public final class PipelineStats: Sendable {
     /// Pipeline thread: a quick pass ran on a cut's frame.
     public func faceCutFramePass() {
         state.withLock { $0.data.faceCutFramePasses += 1 }
+    }
+
+    /// Any thread: a write to the data directory failed.
+    public func storageWriteFailed(_ area: StorageArea) {
+        state.withLock { $0.data.storageWriteFailures[area, default: 0] += 1 }
     }
 
     public func faceMode(_ mode: FaceDetectionPolicy.Mode) {

@@ -48,6 +48,9 @@ public enum PrometheusText {
         metric("sightline_requests_stalled_headers_total", "counter",
                "Requests answered 400 because their headers stopped coming after the request line.",
                [("", Double(stats.headersStalled))])
+        metric("sightline_storage_write_failures_total", "counter",
+               "Writes to the data directory that failed (a full disk, permissions), by what they were for.",
+               StorageArea.allCases.map { ("{area=\"\($0.rawValue)\"}", Double(stats.storageWriteFailures[$0] ?? 0)) })
         let sinkNames = sinks.keys.sorted()
         metric("sightline_sink_frames_delivered_total", "counter", "Frames the pipeline handed to each sink.",
                sinkNames.map { ("{sink=\"\($0)\"}", Double(sinks[$0]!.delivered)) })

@@ -51,6 +51,13 @@ public struct ServerState: Codable, Sendable {
         }
     }
 
+    /// Writes to the data directory that failed: in all, and by what they
+    /// were for (`templates`, `events`, `faces`).
+    public struct Storage: Codable, Sendable, Equatable {
+        public var writeFailures: UInt64
+        public var writeFailuresByArea: [String: UInt64]
+    }
+
     public var version: String
     public var uptimeSeconds: Double
     public var source: Source
@@ -66,6 +73,7 @@ public struct ServerState: Codable, Sendable {
     public var faces: FacesInfo?
     /// Each sink's frames delivered, consumed and skipped, by sink name.
     public var sinks: [String: SinkCounts]
+    public var storage: Storage
 
     public init(version: String, uptimeSeconds: Double, status: SourceStatus, stats: PipelineStats.Snapshot,
                 templates: [Template], faces: FacesInfo? = nil, sinks: [String: SinkCounts] = [:]) {
@@ -99,6 +107,10 @@ public struct ServerState: Codable, Sendable {
             self.faces?.cutFramePasses = stats.faceCutFramePasses
         }
         self.sinks = sinks
+        let failures = Dictionary(uniqueKeysWithValues: StorageArea.allCases.map {
+            ($0.rawValue, stats.storageWriteFailures[$0] ?? 0)
+        })
+        storage = Storage(writeFailures: failures.values.reduce(0, +), writeFailuresByArea: failures)
     }
 
     /// What a viewer gets: the source's spec in its public form and its detail

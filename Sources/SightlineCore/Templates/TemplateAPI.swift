@@ -13,6 +13,11 @@ import Synchronization
 /// thumbnail, change and delete decode, encode or write files, so they run
 /// on the RequestWorker. `uploaded` is in a `Mutex`; the library and the
 /// store guard their own state.
+///
+/// A write that fails (a full disk) is answered in words without paths
+/// ("cannot save the template" / "no space left on the device ..."; 507 when
+/// the disk is full), logged and counted (`storage.writeFailures`); nothing
+/// changes, and the next upload works once there is space again.
 public final class TemplateAPI: Sendable {
     public static let maximumTemplates = 16
     /// Gray-level standard deviation under which a template is too flat for
@@ -24,11 +29,14 @@ public final class TemplateAPI: Sendable {
     private let defaultThreshold: Double
     private let frameSize: @Sendable () -> (width: Int, height: Int)?
     private let uploaded: Mutex<Set<String>>
+    private let storageFailures: StorageFailureReporter
 
     public init(library: TemplateLibrary, store: TemplateStore?, uploadedNames: Set<String>,
-                defaultThreshold: Double, frameSize: @escaping @Sendable () -> (width: Int, height: Int)?) {
+                defaultThreshold: Double, frameSize: @escaping @Sendable () -> (width: Int, height: Int)?,
+                storageFailures: StorageFailureReporter = StorageFailureReporter()) {
         self.library = library
         self.store = store
+        self.storageFailures = storageFailures
         self.defaultThreshold = defaultThreshold
         self.frameSize = frameSize
         uploaded = Mutex(uploadedNames)
@@ -168,7 +176,7 @@ public final class TemplateAPI: Sendable {
             do {
                 try store.save(persistedTemplates())
             } catch {
-                return .error(500, "deleted, but the data directory could not be updated", detail: "\(error)")
+                return storageProblem(error, action: "deleted, but the data directory could not be updated")
             }
         }
         return .json(["deleted": name])
@@ -187,8 +195,17 @@ public final class TemplateAPI: Sendable {
             uploaded.withLock { _ = $0.insert(template.name) }
             return nil
         } catch {
-            return .error(500, "cannot store the template", detail: "\(error)")
+            return storageProblem(error, action: "cannot save the template")
         }
+    }
+
+    /// A failed write in words (counted and logged); any other failure of
+    /// saving (encoding the PNG) as it is, since it holds no path.
+    private func storageProblem(_ error: Error, action: String) -> HTTPResponse {
+        guard let storage = storageFailures.report(error, area: .templates, action: action) else {
+            return .error(500, action, detail: "\(error)")
+        }
+        return .storageFailure(storage, action: action)
     }
 
     private func persistedTemplates() -> [Template] {

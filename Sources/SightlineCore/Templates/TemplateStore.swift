@@ -64,10 +64,11 @@ public final class TemplateStore: Sendable {
         }
     }
 
-    /// Writes the image of `changed` (when given) and the index for all `templates`.
+    /// Writes the image of `changed` (when given) and the index for all
+    /// `templates`. A failed write throws a `StorageError`.
     public func save(_ templates: [Template], writingImageOf changed: Template? = nil) throws {
         try writing.withLock { _ in
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try AtomicFile.makeDirectory(directory)
             if let changed {
                 let file = (directory as NSString).appendingPathComponent(Self.fileName(changed.name))
                 try AtomicFile.write(try ImageIO.encode(changed.image, as: ".png"), to: file)

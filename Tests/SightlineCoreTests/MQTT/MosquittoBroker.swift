@@ -1,18 +1,23 @@
 import Foundation
 import Synchronization
+import Testing
 @testable import SightlineCore
 
 /// A real Mosquitto broker (Debian's `mosquitto`) on a free loopback port,
-/// for the tests; nil when it is not installed.
+/// for the tests. Tests that need it are enabled only when it is installed
+/// (`isInstalled`), so a machine without it reports them skipped, with
+/// `skipMessage`, never passed.
 final class MosquittoBroker {
     static let binary = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static var isInstalled: Bool { binary != nil }
+    static let skipMessage: Comment = "mosquitto is not installed (apt-get install mosquitto; scripts/setup.sh does): these tests need a real broker"
 
     let port: Int
     private let directory: String
     private var process: Process?
 
-    init?() throws {
-        guard Self.binary != nil else { return nil }
+    init() throws {
+        guard Self.binary != nil else { throw MQTTConnection.Failure(description: Self.skipMessage.rawValue) }
         directory = try TestPaths.temporaryDirectory()
         port = try Self.freePort()
         let config = "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\n"

@@ -38,7 +38,7 @@ public final class FaceRecognizer {
     }
 
     public let options: Options
-    private let model: LBPHModel
+    private var model: LBPHModel
     private let store: PeopleStore?
     private var index = PeopleIndex()
 
@@ -94,7 +94,19 @@ public final class FaceRecognizer {
         return true
     }
 
+    /// Saves the index and model; when that fails (a full disk), goes back
+    /// to what the store holds, so what was not saved is not used either
+    /// and the caller's error is the whole truth.
     private func save() throws {
-        try store?.save(index, model: model)
+        guard let store else { return }
+        do {
+            try store.save(index, model: model)
+        } catch {
+            if let fresh = try? LBPHModel(parameters: options.parameters), let saved = try? store.load(into: fresh) {
+                model = fresh
+                index = saved
+            }
+            throw error
+        }
     }
 }

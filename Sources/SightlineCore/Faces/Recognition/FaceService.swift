@@ -50,6 +50,7 @@ public final class FaceService: @unchecked Sendable {
 
     private let modelLock = NSLock()
     private let recognizer: FaceRecognizer
+    private let storageFailures: StorageFailureReporter
 
     private struct TrackRecord {
         var lastSeen: TimeInterval
@@ -58,10 +59,12 @@ public final class FaceService: @unchecked Sendable {
         var generation = -1
     }
 
-    public init(recognizer: FaceRecognizer, options: Options = Options(), aligner: FaceAligner = FaceAligner()) {
+    public init(recognizer: FaceRecognizer, options: Options = Options(), aligner: FaceAligner = FaceAligner(),
+                storageFailures: StorageFailureReporter = StorageFailureReporter()) {
         self.recognizer = recognizer
         self.options = options
         self.aligner = aligner
+        self.storageFailures = storageFailures
     }
 
     /// Loads (or starts) the people and model kept in `<data-dir>/faces/`.
@@ -195,11 +198,18 @@ public final class FaceService: @unchecked Sendable {
                 try recognizer.remove(named: canonical)
                 return .success(canonical)
             } catch {
-                return .failure(.modelFailure(error))
+                return .failure(failure(error, action: "cannot save the people without \(canonical)"))
             }
         }
         if case .success = result { stateLock.withLock { modelGeneration += 1 } }
         return result
+    }
+
+    /// A failed save of the people in words (counted and logged; the
+    /// recognizer went back to what is saved); any other failure as the model's.
+    private func failure(_ error: Error, action: String) -> FaceServiceError {
+        guard let storage = storageFailures.report(error, area: .faces, action: action) else { return .modelFailure(error) }
+        return FaceServiceError(status: storage.httpStatus, error: action, detail: "\(storage.reason); \(storage.reason.hint)")
     }
 
     /// Whether the id belongs to a face seen within the retention time.
@@ -227,7 +237,7 @@ public final class FaceService: @unchecked Sendable {
                 let samples = recognizer.people.first { $0.name == canonical }?.samples ?? 0
                 return .success(EnrollmentResult(id: trackID, name: canonical, learned: learned, samples: samples))
             } catch {
-                return .failure(.modelFailure(error))
+                return .failure(failure(error, action: "cannot save what was learned"))
             }
         }
         if case .success = result {

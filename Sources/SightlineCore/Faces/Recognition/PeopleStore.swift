@@ -1,3 +1,4 @@
+import CZlib
 import Foundation
 
 /// Who the recognizer knows: names and their LBPH labels.
@@ -45,7 +46,8 @@ public struct PeopleIndex: Codable, Sendable, Equatable {
 /// `people.json` and `lbph-model.yml.gz`. Both files are written whole or
 /// not at all (temporary file, then rename), the model first, so a crash
 /// between the two leaves at worst samples whose label the index does not
-/// name, which recognition treats as unknown.
+/// name, which recognition treats as unknown (and whose label `load` never
+/// hands out again). A write that fails throws a `StorageError`.
 ///
 /// A value type; its owner (FaceRecognizer) calls it under its lock.
 public struct PeopleStore: Sendable {
@@ -67,19 +69,22 @@ public struct PeopleStore: Sendable {
     /// when nothing was saved yet.
     func load(into model: LBPHModel) throws -> PeopleIndex {
         guard let data = FileManager.default.contents(atPath: indexPath) else { return PeopleIndex() }
-        let index = try JSONDecoder().decode(PeopleIndex.self, from: data)
+        var index = try JSONDecoder().decode(PeopleIndex.self, from: data)
         if FileManager.default.fileExists(atPath: modelPath) {
             try model.load(from: modelPath)
         }
+        // Samples saved under a label the index never recorded (the index
+        // write failed after the model's) keep their label out of use.
+        if let highest = model.sampleLabels.max(), highest >= index.nextLabel { index.nextLabel = highest + 1 }
         return index
     }
 
     func save(_ index: PeopleIndex, model: LBPHModel) throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try AtomicFile.makeDirectory(directory)
         if model.sampleCount > 0 {
             try saveModel(model)
-        } else if FileManager.default.fileExists(atPath: modelPath) {
-            try FileManager.default.removeItem(atPath: modelPath)
+        } else if unlink(modelPath) != 0 && errno != ENOENT {
+            throw StorageError(errno: errno, path: modelPath)
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -88,18 +93,51 @@ public struct PeopleStore: Sendable {
 
     /// The shim writes a temporary file (keeping the extension OpenCV reads
     /// the format from) that is then renamed over the old model.
+    ///
+    /// OpenCV's FileStorage does not check its writes (`gzputs`, `gzclose`):
+    /// on a full disk it returns as if all went well and leaves the file cut
+    /// short. So the file is read back whole before it replaces the model,
+    /// and when it is not, a small write in the directory says why.
     private func saveModel(_ model: LBPHModel) throws {
         let temporary = (directory as NSString).appendingPathComponent("lbph-model.tmp-\(getpid()).yml.gz")
+        var whole = false
         do {
             try model.save(to: temporary)
+            whole = Self.isWholeGzip(temporary)
         } catch {
-            unlink(temporary)
-            throw error
+            whole = false
         }
-        guard rename(temporary, modelPath) == 0 else {
-            let why = String(cString: strerror(errno))
+        if !whole {
             unlink(temporary)
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: modelPath, NSLocalizedDescriptionKey: why])
+            throw AtomicFile.probe(directory: directory) ?? StorageError(reason: .incomplete, path: modelPath)
         }
+        var failure: Int32 = 0
+        let fd = open(temporary, O_RDONLY | O_CLOEXEC)
+        if fd < 0 || fsync(fd) != 0 { failure = errno }
+        if fd >= 0 { close(fd) }
+        if failure == 0 && rename(temporary, modelPath) != 0 { failure = errno }
+        if failure != 0 {
+            unlink(temporary)
+            throw StorageError(errno: failure, path: modelPath)
+        }
+    }
+
+    /// Whether `path` holds a gzip stream that inflates to its end (zlib
+    /// reports a stream cut short as an error, or on closing it).
+    static func isWholeGzip(_ path: String) -> Bool {
+        guard let file = gzopen(path, "rb") else { return false }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var total = 0
+        while true {
+            let read = buffer.withUnsafeMutableBytes { gzread(file, $0.baseAddress, UInt32($0.count)) }
+            if read < 0 {
+                gzclose(file)
+                return false
+            }
+            if read == 0 { break }
+            total += Int(read)
+        }
+        let compressed = gzdirect(file) == 0
+        return gzclose(file) == Z_OK && compressed && total > 0
     }
 }
