@@ -60,10 +60,18 @@ let package = Package(
             name: "CSightlineMQTT",
             linkerSettings: [.linkedLibrary("mosquitto")]
         ),
+        // FFmpeg 5.1 from Debian (libavcodec-dev, libswscale-dev, libavutil-dev):
+        // H.264 through libx264 and back through libavcodec's decoder, behind
+        // a C shim with an opaque encoder and decoder.
+        .target(
+            name: "CSightlineAV",
+            linkerSettings: [.linkedLibrary("avcodec"), .linkedLibrary("swscale"), .linkedLibrary("avutil")]
+        ),
         .target(
             name: "SightlineCore",
             dependencies: [
                 "CSightlineOpenCV", "CSightlineLWS", "CTurboJPEG", "CPNG", "CSightlineV4L2", "CSystemd", "CZlib", "CSightlineMQTT", "CMalloc",
+                "CSightlineAV",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Crypto", package: "swift-crypto"),
