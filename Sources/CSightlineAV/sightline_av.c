@@ -149,8 +149,11 @@ int sl_av_encoder_encode(sl_av_encoder *enc, const uint8_t *pixels, int stride, 
     AVCodecContext *ctx = enc->ctx;
     if (!enc->sws || enc->sws_channels != channels) {
         sws_freeContext(enc->sws);
+        // Accurate rounding keeps swscale off its fast BGR24 to YUV 4:2:0 path,
+        // which takes each 2x2 block's chroma from one line instead of
+        // averaging; full chroma input filters it from every pixel.
         enc->sws = sws_getContext(ctx->width, ctx->height, format, ctx->width, ctx->height, AV_PIX_FMT_YUV420P,
-                                  SWS_BILINEAR, NULL, NULL, NULL);
+                                  SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INP, NULL, NULL, NULL);
         enc->sws_channels = channels;
         if (!enc->sws) return fail(err, -1, "sws_getContext failed for the input format");
     }
@@ -236,8 +239,11 @@ int sl_av_decoder_decode(sl_av_decoder *dec, const uint8_t *data, size_t size, i
         dec->bgr_height = frame->height;
         if (!dec->bgr) { av_frame_unref(frame); return fail(err, AVERROR(ENOMEM), "picture"); }
     }
+    // Chroma interpolated to every pixel, as a browser's (or TurboJPEG's
+    // fancy) upsampling does; swscale's default repeats it horizontally.
     dec->sws = sws_getCachedContext(dec->sws, frame->width, frame->height, frame->format, frame->width,
-                                    frame->height, AV_PIX_FMT_BGR24, SWS_BILINEAR, NULL, NULL, NULL);
+                                    frame->height, AV_PIX_FMT_BGR24,
+                                    SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, NULL, NULL, NULL);
     if (!dec->sws) { av_frame_unref(frame); return fail(err, -1, "sws_getCachedContext failed for the picture"); }
     uint8_t *planes[4] = {dec->bgr, NULL, NULL, NULL};
     int strides[4] = {dec->bgr_stride, 0, 0, 0};

@@ -14,13 +14,21 @@ import Foundation
 /// sink's own thread), like `JPEGEncoder`. With `threads` 1 all of x264's
 /// work happens inside `encode` on that thread.
 public final class H264Encoder {
+    /// The defaults are chosen by `sightline bench --h264` (README, Benchmarks): at
+    /// `veryfast` and crf 20 a 640x480 frame costs about 5 ms of one core, and on
+    /// natural footage (the street camera, the panned photos) H.264 takes under a
+    /// quarter of the bytes of JPEG at quality 80 at a luma SSIM at least as high.
+    /// `superfast` needs about a quarter more bytes for the same SSIM, `faster`
+    /// about 1.7 times the time; crf 19 goes past a quarter of JPEG's bytes on the
+    /// street camera (10 fps, so a keyframe every 20 frames), crf 21 falls below
+    /// JPEG's SSIM on the panned photos.
     public struct Settings: Sendable, Equatable, Codable {
         /// x264's speed/quality trade (ultrafast ... placebo).
         public var preset = "veryfast"
         /// x264's tune; must include `zerolatency` (no lookahead, so one frame in is one out).
         public var tune = "zerolatency"
         /// Constant quality (0-51, lower is better), used when `bitrateKbps` is nil.
-        public var crf = 26
+        public var crf = 20
         /// An average bitrate instead of constant quality (one-second VBV buffer).
         public var bitrateKbps: Int?
         /// Seconds between IDRs when nobody asks for one.
