@@ -65,10 +65,18 @@ let package = Package(
             name: "CSightlineTLS",
             linkerSettings: [.linkedLibrary("crypto")]
         ),
+        // FFmpeg 5.1 from Debian (libavcodec-dev, libswscale-dev, libavutil-dev):
+        // H.264 through libx264 and back through libavcodec's decoder, behind
+        // a C shim with an opaque encoder and decoder.
+        .target(
+            name: "CSightlineAV",
+            linkerSettings: [.linkedLibrary("avcodec"), .linkedLibrary("swscale"), .linkedLibrary("avutil")]
+        ),
         .target(
             name: "SightlineCore",
             dependencies: [
-                "CSightlineOpenCV", "CSightlineLWS", "CTurboJPEG", "CPNG", "CSightlineV4L2", "CSystemd", "CZlib", "CSightlineMQTT", "CMalloc", "CSightlineTLS",
+                "CSightlineOpenCV", "CSightlineLWS", "CTurboJPEG", "CPNG", "CSightlineV4L2", "CSystemd", "CZlib", "CSightlineMQTT", "CMalloc",
+                "CSightlineTLS", "CSightlineAV",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ],

@@ -10,7 +10,8 @@ debian_packages=(
   pkg-config libopencv-dev opencv-data libwebsockets-dev libv4l-dev libturbojpeg0-dev  # build
   libsystemd-dev zlib1g-dev libmosquitto-dev libpng-dev                                # build: sd_notify, inflate checks, MQTT, PNG files
   libssl-dev                                                                           # build: certificates, SHA-256 (OpenSSL)
-  chromium chromium-driver python3-pip systemd mosquitto ffmpeg                        # tests (systemd-analyze, an MQTT broker, ffmpeg as a stream client)
+  libavcodec-dev libswscale-dev libavutil-dev                                          # build: H.264 (libx264 through libavcodec)
+  chromium chromium-driver python3-pip systemd mosquitto ffmpeg                        # tests (systemd-analyze, an MQTT broker, ffmpeg and ffprobe as clients)
 )
 command -v node >/dev/null 2>&1 || debian_packages+=(nodejs)
 
@@ -35,7 +36,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-if ! python3 -c 'import pytest, websockets, PIL, selenium, cryptography, paho.mqtt' >/dev/null 2>&1; then
+if ! python3 -c 'import pytest, websockets, PIL, selenium, cryptography, paho.mqtt, av' >/dev/null 2>&1; then
   echo "setup: installing Python test packages from Tests/requirements.txt"
   python3 -m pip install -q -r Tests/requirements.txt 2>/dev/null \
     || python3 -m pip install -q --break-system-packages -r Tests/requirements.txt

@@ -126,3 +126,31 @@ extern "C" int slcv_mean_stddev(slcv_image image, double *mean, double *stddev, 
         return 0;
     });
 }
+
+extern "C" int slcv_ssim(slcv_image a, slcv_image b, double *ssim, slcv_error *err) {
+    return guarded(err, [&] {
+        if (a.channels != 1 || b.channels != 1 || a.width != b.width || a.height != b.height)
+            return fail(err, -1, "ssim needs two gray images of one size");
+        const int radius = 5;
+        if (a.width <= 2 * radius || a.height <= 2 * radius) return fail(err, -1, "ssim needs images over 10x10");
+        cv::Mat x, y;
+        wrap(a).convertTo(x, CV_32F);
+        wrap(b).convertTo(y, CV_32F);
+        const double c1 = (0.01 * 255) * (0.01 * 255), c2 = (0.03 * 255) * (0.03 * 255);
+        auto window = [](const cv::Mat &in) {
+            cv::Mat out;
+            cv::GaussianBlur(in, out, cv::Size(11, 11), 1.5);
+            return out;
+        };
+        cv::Mat mx = window(x), my = window(y);
+        cv::Mat mxx = mx.mul(mx), myy = my.mul(my), mxy = mx.mul(my);
+        cv::Mat vx = window(x.mul(x)) - mxx, vy = window(y.mul(y)) - myy, cxy = window(x.mul(y)) - mxy;
+        cv::Mat numerator = (2 * mxy + c1).mul(2 * cxy + c2);
+        cv::Mat denominator = (mxx + myy + c1).mul(vx + vy + c2);
+        cv::Mat map;
+        cv::divide(numerator, denominator, map);
+        cv::Rect inside(radius, radius, a.width - 2 * radius, a.height - 2 * radius);
+        *ssim = cv::mean(map(inside))[0];
+        return 0;
+    });
+}

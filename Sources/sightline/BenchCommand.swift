@@ -9,7 +9,9 @@ struct BenchCommand: ParsableCommand {
         abstract: "Per-stage timings of the graph `serve` would run, as JSON (the performance figures).",
         discussion: """
         Takes serve's flags and config: the camera is built by the same assembly, faces included when \
-        they are on. Without --source it runs the demo scene at --size and --fps.
+        they are on. Without --source it runs the demo scene at --size and --fps. With --h264 VIDEO it \
+        compares the H.264 encoder with the JPEG one on up to --frames frames of the video instead: \
+        bytes per frame, luma SSIM against the frame, encode time.
         """
     )
 
@@ -37,11 +39,41 @@ struct BenchCommand: ParsableCommand {
                                valueName: "file"))
     var faces: String?
 
+    @Option(help: ArgumentHelp("Compare H.264 with JPEG at --quality on this video instead: bytes per frame, "
+                               + "luma SSIM, encode time.", valueName: "video"))
+    var h264: String?
+
+    @Option(help: "--h264: x264 preset (default: the encoder's).")
+    var preset: String?
+
+    @Option(help: "--h264: x264 tune, which must include zerolatency (default: the encoder's).")
+    var tune: String?
+
+    @Option(help: "--h264: seconds between keyframes (default: the encoder's).")
+    var keyframeSeconds: Double?
+
+    @Option(help: "--h264: x264 constant quality, 0-51 (default: the encoder's).")
+    var crf: Int?
+
+    @Option(help: "--h264: average bitrate in kbit/s instead of constant quality.")
+    var bitrate: Int?
+
+    @Option(help: "--h264: scale frames to WxH first (default: the video's own size, as serve sends it).")
+    var videoSize: String?
+
+    @Option(help: ArgumentHelp("--h264: also write the access units, SEI included, to this Annex B file.",
+                               valueName: "file"))
+    var writeH264: String?
+
     func run() throws {
         let parts = size.split(separator: "x").compactMap { Int($0) }
         guard parts.count == 2 else { throw ValidationError("--size must be WxH") }
         var settings = try options.resolveSettings()
         OpenCVThreads.set(settings.opencvThreads)
+        if let h264 {
+            try printJSON(try videoBenchmark(h264, jpegQuality: settings.jpegQuality).run())
+            return
+        }
         if let faces {
             let report = try FaceBenchmark(inputPath: faces, width: parts[0], height: parts[1], frames: frames,
                                            modelPath: settings.faceModel).run()
@@ -54,6 +86,23 @@ struct BenchCommand: ParsableCommand {
         settings.logLevel = options.logLevel ?? "warning"
         let logger = try LogSetup.bootstrap(level: settings.logLevel)
         try printJSON(try PipelineBenchmark(settings: settings, logger: logger).run(frames: frames, liveSeconds: liveSeconds))
+    }
+
+    private func videoBenchmark(_ path: String, jpegQuality: Int) throws -> VideoBenchmark {
+        var encoder = H264Encoder.Settings()
+        if let preset { encoder.preset = preset }
+        if let tune { encoder.tune = tune }
+        if let keyframeSeconds { encoder.keyframeSeconds = keyframeSeconds }
+        if let crf { encoder.crf = crf }
+        if let bitrate { encoder.bitrateKbps = bitrate }
+        var scaled: (width: Int, height: Int)?
+        if let videoSize {
+            let parts = videoSize.split(separator: "x").compactMap { Int($0) }
+            guard parts.count == 2, parts.allSatisfy({ $0 > 0 }) else { throw ValidationError("--video-size must be WxH") }
+            scaled = (parts[0], parts[1])
+        }
+        return VideoBenchmark(inputPath: path, frames: frames, settings: encoder, jpegQuality: jpegQuality,
+                              size: scaled, writePath: writeH264)
     }
 
     private func printJSON(_ report: some Encodable) throws {

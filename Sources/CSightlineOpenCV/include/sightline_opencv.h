@@ -86,6 +86,11 @@ int slcv_paste_warped(slcv_image src, slcv_image dst, double cx, double cy, doub
 // ((image.w - templ.w + 1) x (image.h - templ.h + 1) floats, row stride
 // result_stride floats). Both images must have the same channel count.
 int slcv_match_template(slcv_image image, slcv_image templ, float *result, int result_stride, slcv_error *err);
+// Structural similarity of two gray images of one size (Wang et al. 2004:
+// Gaussian window 11x11, sigma 1.5, K1 0.01, K2 0.03, L 255), averaged over
+// the positions where the window lies inside the image: the quality figure
+// of the video benchmark.
+int slcv_ssim(slcv_image a, slcv_image b, double *ssim, slcv_error *err);
 // Mean and standard deviation over all channels of an image.
 int slcv_mean_stddev(slcv_image image, double *mean, double *stddev, slcv_error *err);
 

@@ -31,6 +31,9 @@ public final class VideoCaptureSource: FrameSource {
 
     private var capture: OpaquePointer?
     private var fps = 0.0
+    /// Frames in the file as its container reports them (nil for streams,
+    /// or when it does not say); known once opened.
+    public private(set) var frameCount: Int?
 
     public init(uri: String, kind: Kind, fpsOverride: Double? = nil) {
         self.uri = uri
@@ -54,6 +57,8 @@ public final class VideoCaptureSource: FrameSource {
         capture = handle
         let reported = slcv_capture_fps(handle)
         fps = fpsOverride ?? (reported.isFinite && reported > 0 && reported <= 240 ? reported : 25)
+        let frames = slcv_capture_frame_count(handle)
+        frameCount = frames.isFinite && frames >= 1 && frames < 1e9 ? Int(frames) : nil
         // Read one frame to learn the size, then rewind files so none is lost.
         let first = try read()
         if case .file = kind { try rewind() }

@@ -121,7 +121,7 @@ public final class Pipeline: @unchecked Sendable {
         for (name, seconds) in context.stageSeconds { stats.stage(name, seconds: seconds) }
         return ProcessedFrame(seq: frame.seq, capturedAt: frame.capturedAt, capturedNanos: frame.capturedNanos,
                               width: frame.image.width, height: frame.image.height, jpeg: jpeg,
-                              detections: context.detections, groundTruth: frame.groundTruth,
+                              image: frame.image, detections: context.detections, groundTruth: frame.groundTruth,
                               stageSeconds: context.stageSeconds)
     }
 }

@@ -1,10 +1,10 @@
 import Foundation
 
 /// What the pipeline makes of one frame, handed to every sink: the frame's
-/// identity and size, its JPEG (encoded once, shared by every sink), the
-/// detections in wire form, the source's ground truth when it has one, and
-/// how long each stage took on it. Immutable, so sinks on other threads
-/// share it freely.
+/// identity and size, its JPEG (encoded once, shared by every sink), its
+/// pixels (for sinks that encode them again, H.264), the detections in wire
+/// form, the source's ground truth when it has one, and how long each stage
+/// took on it. Immutable, so sinks on other threads share it freely.
 public struct ProcessedFrame: Sendable {
     public let seq: UInt64
     /// Wall-clock capture time, Unix seconds.
@@ -14,6 +14,11 @@ public struct ProcessedFrame: Sendable {
     public let width: Int
     public let height: Int
     public let jpeg: Data
+    /// The frame's BGR pixels, read-only from here on: every source makes a
+    /// new buffer for every frame and no stage writes into it, so a sink on
+    /// another thread may read it for as long as it holds the frame. Nil
+    /// where a frame was made without them (tests).
+    public let image: ImageBuffer?
     public let detections: [Detection]
     /// In pixels, as the source reported it (the demo scene knows it).
     public let groundTruth: [GroundTruthBox]
@@ -21,13 +26,15 @@ public struct ProcessedFrame: Sendable {
     public let stageSeconds: [StageName: Double]
 
     public init(seq: UInt64, capturedAt: Double, capturedNanos: UInt64, width: Int, height: Int, jpeg: Data,
-                detections: [Detection], groundTruth: [GroundTruthBox] = [], stageSeconds: [StageName: Double] = [:]) {
+                image: ImageBuffer? = nil, detections: [Detection], groundTruth: [GroundTruthBox] = [],
+                stageSeconds: [StageName: Double] = [:]) {
         self.seq = seq
         self.capturedAt = capturedAt
         self.capturedNanos = capturedNanos
         self.width = width
         self.height = height
         self.jpeg = jpeg
+        self.image = image
         self.detections = detections
         self.groundTruth = groundTruth
         self.stageSeconds = stageSeconds

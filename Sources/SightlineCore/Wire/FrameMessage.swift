@@ -41,8 +41,6 @@ public struct FrameMessage: Codable, Sendable {
     }
 
     public func jsonData() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        return try encoder.encode(self)
+        try WireJSON.encoder().encode(self)
     }
 }

@@ -1,0 +1,86 @@
+// sightline_av.h: H.264 through FFmpeg's libavcodec (libx264) for Swift.
+//
+// Why it exists: libavcodec's API is C, but using it from Swift means
+// AVERROR macros (function-like, not importable), av_opt_set on private
+// codec options by name, AVFrame/AVPacket lifetimes and the send/receive
+// loop. This shim hides those behind an opaque encoder and decoder with one
+// call each, and turns every failure into a code and a message in an
+// sl_av_error that Swift turns into a thrown error in exactly one place
+// (Sources/SightlineCore/Video/AVError.swift).
+//
+// Threads: an encoder or decoder belongs to one thread at a time; the
+// functions keep no global state beyond libav's log level, set once.
+#ifndef SIGHTLINE_AV_H
+#define SIGHTLINE_AV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sl_av_error {
+    int code;            // 0 when fine; a negative AVERROR or -1
+    char message[256];
+} sl_av_error;
+
+typedef struct sl_av_encoder sl_av_encoder;
+typedef struct sl_av_decoder sl_av_decoder;
+
+// One encoded access unit, Annex B; `data` is owned by the encoder and
+// valid until its next encode or close.
+typedef struct sl_av_packet {
+    const uint8_t *data;
+    size_t size;
+    int is_key;          // an IDR (SPS and PPS precede its slices)
+} sl_av_packet;
+
+// A decoded picture in BGR24, owned by the decoder and valid until its
+// next decode or close.
+typedef struct sl_av_picture {
+    const uint8_t *data;
+    int width;
+    int height;
+    int stride;          // bytes per row
+} sl_av_picture;
+
+// Opens libx264 (profile high, 8-bit 4:2:0) for width x height pictures
+// (both even) at fps_num/fps_den: no B-frames, an IDR every `keyint`
+// frames (and when asked), SPS and PPS repeated before every IDR, one
+// packet out for every frame in (tune must include zerolatency, which
+// turns the lookahead off). `preset` and `tune` are x264's names; `crf`
+// is the constant quality (used when bitrate_kbps is 0); bitrate_kbps > 0
+// asks for that average bitrate with a one-second VBV buffer instead.
+// `threads` 1 keeps the encoder on the calling thread; more gives x264
+// sliced threads (one slice per thread). NULL on failure, with err set.
+sl_av_encoder *sl_av_encoder_open(int width, int height, int fps_num, int fps_den, const char *preset,
+                                  const char *tune, int crf, int bitrate_kbps, int keyint, int threads,
+                                  sl_av_error *err);
+
+// Encodes one picture: `pixels` are `channels` bytes a pixel (3: BGR24,
+// 4: BGRX, 1: gray), rows `stride` bytes apart, at least the encoder's
+// width x height (a larger picture's extra right column or bottom row is
+// ignored). force_keyframe makes this frame an IDR. Converts to YUV 4:2:0
+// with libswscale (BT.601, limited range) and fills *out. Returns 0 or the
+// error code.
+int sl_av_encoder_encode(sl_av_encoder *enc, const uint8_t *pixels, int stride, int channels,
+                         int force_keyframe, sl_av_packet *out, sl_av_error *err);
+
+void sl_av_encoder_close(sl_av_encoder *enc);
+
+// Opens libavcodec's H.264 decoder (one thread, low delay: one access unit
+// in, its picture out). NULL on failure, with err set.
+sl_av_decoder *sl_av_decoder_open(sl_av_error *err);
+
+// Decodes one Annex B access unit. *got is 1 when a picture came out
+// (converted to BGR24 in *out), 0 when the decoder needs more input.
+int sl_av_decoder_decode(sl_av_decoder *dec, const uint8_t *data, size_t size, int *got, sl_av_picture *out,
+                         sl_av_error *err);
+
+void sl_av_decoder_close(sl_av_decoder *dec);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,268 @@
+// See include/sightline_av.h for why this shim exists and what each call promises.
+#include "sightline_av.h"
+
+#include <libavcodec/avcodec.h>
+#include <libavutil/error.h>
+#include <libavutil/frame.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/log.h>
+#include <libavutil/opt.h>
+#include <libswscale/swscale.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sl_av_encoder {
+    AVCodecContext *ctx;
+    AVFrame *frame;               // YUV 4:2:0, reused frame after frame
+    AVPacket *packet;             // the last packet handed out
+    struct SwsContext *sws;       // made for the channel count of the input
+    int sws_channels;
+    int64_t next_pts;
+};
+
+struct sl_av_decoder {
+    AVCodecContext *ctx;
+    AVFrame *frame;
+    AVPacket *packet;
+    struct SwsContext *sws;
+    uint8_t *bgr;                 // the last picture, BGR24
+    int bgr_width, bgr_height, bgr_stride;
+};
+
+// libav logs to stderr at "info" by default (x264 prints its settings on
+// every open): keep errors only, once per process.
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+static void quiet_log(void) { av_log_set_level(AV_LOG_ERROR); }
+
+static void clear(sl_av_error *err) {
+    if (err) { err->code = 0; err->message[0] = 0; }
+}
+
+// Fills err with `what` and, for an AVERROR, libav's words for it; returns code.
+static int fail(sl_av_error *err, int code, const char *what) {
+    if (err) {
+        err->code = code;
+        if (code != -1) {
+            char words[AV_ERROR_MAX_STRING_SIZE] = {0};
+            av_strerror(code, words, sizeof words);
+            snprintf(err->message, sizeof err->message, "%s: %s", what, words);
+        } else {
+            snprintf(err->message, sizeof err->message, "%s", what);
+        }
+    }
+    return code;
+}
+
+static enum AVPixelFormat input_format(int channels) {
+    switch (channels) {
+    case 1: return AV_PIX_FMT_GRAY8;
+    case 3: return AV_PIX_FMT_BGR24;
+    case 4: return AV_PIX_FMT_BGR0;
+    default: return AV_PIX_FMT_NONE;
+    }
+}
+
+// --- encoder -----------------------------------------------------------------
+
+sl_av_encoder *sl_av_encoder_open(int width, int height, int fps_num, int fps_den, const char *preset,
+                                  const char *tune, int crf, int bitrate_kbps, int keyint, int threads,
+                                  sl_av_error *err) {
+    pthread_once(&log_once, quiet_log);
+    clear(err);
+    if (width < 2 || height < 2 || (width | height) & 1) {
+        fail(err, -1, "width and height must be even and at least 2");
+        return NULL;
+    }
+    if (fps_num <= 0 || fps_den <= 0 || keyint < 1 || threads < 1) {
+        fail(err, -1, "fps, keyint and threads must be positive");
+        return NULL;
+    }
+    const AVCodec *codec = avcodec_find_encoder_by_name("libx264");
+    if (!codec) {
+        fail(err, -1, "libavcodec has no libx264 encoder");
+        return NULL;
+    }
+    sl_av_encoder *enc = calloc(1, sizeof *enc);
+    if (!enc) { fail(err, AVERROR(ENOMEM), "encoder"); return NULL; }
+    int status = 0;
+    const char *step = "allocating the codec context";
+    enc->ctx = avcodec_alloc_context3(codec);
+    enc->frame = av_frame_alloc();
+    enc->packet = av_packet_alloc();
+    if (!enc->ctx || !enc->frame || !enc->packet) { status = AVERROR(ENOMEM); goto failed; }
+
+    AVCodecContext *ctx = enc->ctx;
+    ctx->width = width;
+    ctx->height = height;
+    ctx->pix_fmt = AV_PIX_FMT_YUV420P;
+    ctx->time_base = (AVRational){fps_den, fps_num};
+    ctx->framerate = (AVRational){fps_num, fps_den};
+    ctx->gop_size = keyint;
+    ctx->max_b_frames = 0;
+    ctx->thread_count = threads;
+    // What libswscale's BGR to YUV conversion makes, said in the VUI so
+    // decoders (browsers included) convert back the same way.
+    ctx->colorspace = AVCOL_SPC_SMPTE170M;
+    ctx->color_primaries = AVCOL_PRI_SMPTE170M;
+    ctx->color_trc = AVCOL_TRC_SMPTE170M;
+    ctx->color_range = AVCOL_RANGE_MPEG;
+    // No AV_CODEC_FLAG_GLOBAL_HEADER: the headers stay in the stream.
+    if (bitrate_kbps > 0) {
+        ctx->bit_rate = (int64_t)bitrate_kbps * 1000;
+        ctx->rc_max_rate = ctx->bit_rate;
+        ctx->rc_buffer_size = (int)ctx->bit_rate;
+    }
+
+    step = "setting the x264 options";
+    if ((status = av_opt_set(ctx->priv_data, "preset", preset ? preset : "veryfast", 0)) < 0) goto failed;
+    if (tune && *tune && (status = av_opt_set(ctx->priv_data, "tune", tune, 0)) < 0) goto failed;
+    if ((status = av_opt_set(ctx->priv_data, "profile", "high", 0)) < 0) goto failed;
+    if (bitrate_kbps <= 0 && (status = av_opt_set_double(ctx->priv_data, "crf", crf, 0)) < 0) goto failed;
+    if ((status = av_opt_set_int(ctx->priv_data, "forced-idr", 1, 0)) < 0) goto failed;
+    // SPS and PPS before every IDR, so a viewer can start at any keyframe.
+    if ((status = av_opt_set(ctx->priv_data, "x264-params", "repeat-headers=1", 0)) < 0) goto failed;
+
+    step = "opening libx264";
+    if ((status = avcodec_open2(ctx, codec, NULL)) < 0) goto failed;
+
+    step = "allocating the picture";
+    enc->frame->format = AV_PIX_FMT_YUV420P;
+    enc->frame->width = width;
+    enc->frame->height = height;
+    if ((status = av_frame_get_buffer(enc->frame, 0)) < 0) goto failed;
+    return enc;
+
+failed:
+    fail(err, status ? status : -1, step);
+    sl_av_encoder_close(enc);
+    return NULL;
+}
+
+int sl_av_encoder_encode(sl_av_encoder *enc, const uint8_t *pixels, int stride, int channels,
+                         int force_keyframe, sl_av_packet *out, sl_av_error *err) {
+    clear(err);
+    memset(out, 0, sizeof *out);
+    enum AVPixelFormat format = input_format(channels);
+    if (format == AV_PIX_FMT_NONE) return fail(err, -1, "pixels must have 1, 3 or 4 channels");
+    AVCodecContext *ctx = enc->ctx;
+    if (!enc->sws || enc->sws_channels != channels) {
+        sws_freeContext(enc->sws);
+        // Accurate rounding keeps swscale off its fast BGR24 to YUV 4:2:0 path,
+        // which takes each 2x2 block's chroma from one line instead of
+        // averaging; full chroma input filters it from every pixel.
+        enc->sws = sws_getContext(ctx->width, ctx->height, format, ctx->width, ctx->height, AV_PIX_FMT_YUV420P,
+                                  SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INP, NULL, NULL, NULL);
+        enc->sws_channels = channels;
+        if (!enc->sws) return fail(err, -1, "sws_getContext failed for the input format");
+    }
+    int status = av_frame_make_writable(enc->frame);
+    if (status < 0) return fail(err, status, "making the picture writable");
+    const uint8_t *planes[4] = {pixels, NULL, NULL, NULL};
+    int strides[4] = {stride, 0, 0, 0};
+    sws_scale(enc->sws, planes, strides, 0, ctx->height, enc->frame->data, enc->frame->linesize);
+
+    enc->frame->pts = enc->next_pts++;
+    // With forced-idr, libx264 makes a picture typed I an IDR.
+    enc->frame->pict_type = force_keyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE;
+    if ((status = avcodec_send_frame(ctx, enc->frame)) < 0) return fail(err, status, "avcodec_send_frame");
+    av_packet_unref(enc->packet);
+    status = avcodec_receive_packet(ctx, enc->packet);
+    if (status == AVERROR(EAGAIN)) return fail(err, -1, "the encoder held the frame back (tune must include zerolatency)");
+    if (status < 0) return fail(err, status, "avcodec_receive_packet");
+    out->data = enc->packet->data;
+    out->size = (size_t)enc->packet->size;
+    out->is_key = (enc->packet->flags & AV_PKT_FLAG_KEY) != 0;
+    return 0;
+}
+
+void sl_av_encoder_close(sl_av_encoder *enc) {
+    if (!enc) return;
+    avcodec_free_context(&enc->ctx);
+    av_frame_free(&enc->frame);
+    av_packet_free(&enc->packet);
+    sws_freeContext(enc->sws);
+    free(enc);
+}
+
+// --- decoder -----------------------------------------------------------------
+
+sl_av_decoder *sl_av_decoder_open(sl_av_error *err) {
+    pthread_once(&log_once, quiet_log);
+    clear(err);
+    const AVCodec *codec = avcodec_find_decoder(AV_CODEC_ID_H264);
+    if (!codec) {
+        fail(err, -1, "libavcodec has no H.264 decoder");
+        return NULL;
+    }
+    sl_av_decoder *dec = calloc(1, sizeof *dec);
+    if (!dec) { fail(err, AVERROR(ENOMEM), "decoder"); return NULL; }
+    int status = 0;
+    dec->ctx = avcodec_alloc_context3(codec);
+    dec->frame = av_frame_alloc();
+    dec->packet = av_packet_alloc();
+    if (!dec->ctx || !dec->frame || !dec->packet) { status = AVERROR(ENOMEM); goto failed; }
+    dec->ctx->thread_count = 1;
+    dec->ctx->flags |= AV_CODEC_FLAG_LOW_DELAY;
+    if ((status = avcodec_open2(dec->ctx, codec, NULL)) < 0) goto failed;
+    return dec;
+
+failed:
+    fail(err, status ? status : -1, "opening the H.264 decoder");
+    sl_av_decoder_close(dec);
+    return NULL;
+}
+
+int sl_av_decoder_decode(sl_av_decoder *dec, const uint8_t *data, size_t size, int *got, sl_av_picture *out,
+                         sl_av_error *err) {
+    clear(err);
+    *got = 0;
+    memset(out, 0, sizeof *out);
+    if (size > INT32_MAX - AV_INPUT_BUFFER_PADDING_SIZE) return fail(err, -1, "access unit too large");
+    av_packet_unref(dec->packet);
+    // A copy with the zeroed padding libavcodec's bitstream readers need.
+    int status = av_new_packet(dec->packet, (int)size);
+    if (status < 0) return fail(err, status, "av_new_packet");
+    memcpy(dec->packet->data, data, size);
+    if ((status = avcodec_send_packet(dec->ctx, dec->packet)) < 0) return fail(err, status, "avcodec_send_packet");
+    status = avcodec_receive_frame(dec->ctx, dec->frame);
+    if (status == AVERROR(EAGAIN)) return 0;
+    if (status < 0) return fail(err, status, "avcodec_receive_frame");
+
+    AVFrame *frame = dec->frame;
+    if (!dec->bgr || dec->bgr_width != frame->width || dec->bgr_height != frame->height) {
+        free(dec->bgr);
+        dec->bgr_stride = frame->width * 3;
+        dec->bgr = malloc((size_t)dec->bgr_stride * (size_t)frame->height);
+        dec->bgr_width = frame->width;
+        dec->bgr_height = frame->height;
+        if (!dec->bgr) { av_frame_unref(frame); return fail(err, AVERROR(ENOMEM), "picture"); }
+    }
+    // Chroma interpolated to every pixel, as a browser's (or TurboJPEG's
+    // fancy) upsampling does; swscale's default repeats it horizontally.
+    dec->sws = sws_getCachedContext(dec->sws, frame->width, frame->height, frame->format, frame->width,
+                                    frame->height, AV_PIX_FMT_BGR24,
+                                    SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, NULL, NULL, NULL);
+    if (!dec->sws) { av_frame_unref(frame); return fail(err, -1, "sws_getCachedContext failed for the picture"); }
+    uint8_t *planes[4] = {dec->bgr, NULL, NULL, NULL};
+    int strides[4] = {dec->bgr_stride, 0, 0, 0};
+    sws_scale(dec->sws, (const uint8_t *const *)frame->data, frame->linesize, 0, frame->height, planes, strides);
+    av_frame_unref(frame);
+    out->data = dec->bgr;
+    out->width = dec->bgr_width;
+    out->height = dec->bgr_height;
+    out->stride = dec->bgr_stride;
+    *got = 1;
+    return 0;
+}
+
+void sl_av_decoder_close(sl_av_decoder *dec) {
+    if (!dec) return;
+    avcodec_free_context(&dec->ctx);
+    av_frame_free(&dec->frame);
+    av_packet_free(&dec->packet);
+    sws_freeContext(dec->sws);
+    free(dec->bgr);
+    free(dec);
+}
