@@ -55,13 +55,19 @@ const facesPanel = new FacesPanel($('#faces'), {
     overlay.setOptions({ selectedFaceId: id });
   },
 });
-// Signing in or out changes what the stream may show: reconnect it then.
+// Signing in or out changes what the stream may show: reconnect it then. The
+// sources list depends on the role too (an admin sees full specs, a viewer the
+// names without the server's paths): load it again.
 let signedIn = null;
+let role = null;
 new AccessPanel($('#access'), {
   onChange(who) {
     const now = !!who?.signedIn;
     if (signedIn !== null && now !== signedIn) stream?.reconnectNow();
+    const nowRole = who?.role ?? null;
+    if (signedIn !== null && nowRole !== role) sourcesPanel.refresh();
     signedIn = now;
+    role = nowRole;
   },
 });
 new EventsPanel($('#events'));

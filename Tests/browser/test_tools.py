@@ -95,8 +95,15 @@ def request(url, method="GET", body=None, token=None, content_type=None):
         return status, None
 
 
+def admin_json(url):
+    """GET as an admin: full source specs (viewers get them without server paths)."""
+    status, answer = request(url, token=TEST_TOKEN)
+    assert status == 200, (url, status, answer)
+    return answer
+
+
 def offered_spec(server, file_name):
-    sources = get_json(server.url + "/api/sources")["sources"]
+    sources = admin_json(server.url + "/api/sources")["sources"]
     matches = [s["spec"] for s in sources if s["spec"].endswith(file_name)]
     assert matches, f"{file_name} is not among the offered sources {sources}"
     return matches[0]
@@ -106,7 +113,7 @@ def wait_for_source(server, spec, timeout=SWITCH_TIMEOUT_S):
     deadline = time.monotonic() + timeout
     state = None
     while time.monotonic() < deadline:
-        state = get_json(server.url + "/api/state")
+        state = admin_json(server.url + "/api/state")
         if state["source"]["spec"] == spec and state["source"]["state"] == "live":
             return state
         time.sleep(0.2)
@@ -116,7 +123,7 @@ def wait_for_source(server, spec, timeout=SWITCH_TIMEOUT_S):
 def ensure_source(server, file_name):
     """Switch through the API (not the UI) when a test needs a particular source."""
     spec = offered_spec(server, file_name)
-    if get_json(server.url + "/api/state")["source"]["spec"] != spec:
+    if admin_json(server.url + "/api/state")["source"]["spec"] != spec:
         status, answer = request(server.url + "/api/source", "POST", {"spec": spec}, token=TEST_TOKEN)
         assert status == 200, (status, answer)
     return wait_for_source(server, spec)
@@ -319,7 +326,7 @@ def test_source_selector_switches_between_two_files(tools_server, driver):
     switch = driver.find_element(By.CSS_SELECTOR, '#sources [data-role="switch"]')
 
     for spec, file_name in ((video, VIDEO.name), (still, STILL.name), (video, VIDEO.name)):
-        if get_json(server.url + "/api/state")["source"]["spec"] == spec:
+        if admin_json(server.url + "/api/state")["source"]["spec"] == spec:
             continue
         Select(select_element).select_by_value(spec)
         assert switch.is_enabled()

@@ -513,8 +513,10 @@ class Server:
     def get(self, path: str, **kw):
         return http_get(self.port, path, **kw)
 
-    def state(self) -> dict:
-        status, headers, body = http_get(self.port, "/api/state", timeout=5.0)
+    def state(self, admin: bool = False) -> dict:
+        """/api/state as a viewer, or as an admin (full source specs)."""
+        headers = {"Authorization": f"Bearer {TOKEN}"} if admin else None
+        status, headers, body = http_get(self.port, "/api/state", timeout=5.0, headers=headers)
         assert status == 200, f"/api/state -> {status}: {body[:300]!r}"
         try:
             return json.loads(body)

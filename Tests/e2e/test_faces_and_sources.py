@@ -136,7 +136,7 @@ def test_source_selector_switches_between_offered_sources(sightline, testdata):
     still = f"file:{testdata}/faces/messi5.jpg"
     server = sightline("--offer-source", video, "--offer-source", still, source=video)
     server.wait_live()
-    status, _, data = http_get(server.port, "/api/sources")
+    status, _, data = http_get(server.port, "/api/sources", headers={"Authorization": f"Bearer {TOKEN}"})
     listing = json.loads(data)
     specs = [s["spec"] for s in listing["sources"]]
     assert status == 200 and listing["current"] == video and {"demo", video, still} <= set(specs), listing
@@ -148,7 +148,7 @@ def test_source_selector_switches_between_offered_sources(sightline, testdata):
 
     deadline = time.time() + 15
     while time.time() < deadline:
-        state = server.state()
+        state = server.state(admin=True)
         if state["source"]["spec"] == still and state["source"]["state"] == "live":
             break
         time.sleep(0.2)

@@ -130,7 +130,7 @@ def test_a_switched_to_source_is_tried_at_once(sightline, tmp_path):
     deadline = time.monotonic() + 2.0
     state = {}
     while time.monotonic() < deadline:
-        state = json.loads(http_get(server.port, "/api/state")[2])["source"]
+        state = json.loads(http_get(server.port, "/api/state", headers=AUTH)[2])["source"]
         if state["spec"] == f"file:{missing}" and state["state"] == "noSignal":
             break
         time.sleep(0.05)
