@@ -120,7 +120,9 @@ def test_self_signed_certificate_serves_https_and_wss(sightline, tmp_path):
     assert ":".join(served[i:i + 2] for i in range(0, 64, 2)).upper() in logged
 
 
-def test_sighup_takes_a_renewed_certificate_without_dropping_viewers(sightline, tmp_path):
+def serve_renewable_pair(sightline, tmp_path):
+    """A server on live.crt/live.key holding the "first" pair, with a "second" pair made
+    to replace them: (server, live cert, live key, first, second, first's context, served fingerprint)."""
     first_cert, first_key = make_certificate(tmp_path, "first")
     second_cert, second_key = make_certificate(tmp_path, "second")
     cert, key = tmp_path / "live.crt", tmp_path / "live.key"
@@ -129,7 +131,13 @@ def test_sighup_takes_a_renewed_certificate_without_dropping_viewers(sightline, 
     server = sightline("--tls-cert", cert, "--tls-key", key, source="demo", wait=False)
     ctx_first = context(first_cert)
     wait_https(server, ctx_first)
-    before = served_fingerprint(server.port)
+    return (server, cert, key, (first_cert, first_key), (second_cert, second_key), ctx_first,
+            served_fingerprint(server.port))
+
+
+def test_sighup_takes_a_renewed_certificate_without_dropping_viewers(sightline, tmp_path):
+    server, cert, key, (first_cert, first_key), (second_cert, second_key), ctx_first, before = \
+        serve_renewable_pair(sightline, tmp_path)
     from websockets.sync.client import connect
     with connect(f"wss://{HOST}:{server.port}/ws", ssl=ctx_first, open_timeout=10, max_size=16 << 20) as viewer:
         viewer.recv(timeout=5)
@@ -153,15 +161,8 @@ def test_sighup_takes_a_renewed_certificate_without_dropping_viewers(sightline, 
 
 
 def test_sighup_keeps_the_old_pair_when_the_new_certificate_is_not_the_keys(sightline, tmp_path):
-    first_cert, first_key = make_certificate(tmp_path, "first")
-    second_cert, second_key = make_certificate(tmp_path, "second")
-    cert, key = tmp_path / "live.crt", tmp_path / "live.key"
-    cert.write_bytes(first_cert.read_bytes())
-    key.write_bytes(first_key.read_bytes())
-    server = sightline("--tls-cert", cert, "--tls-key", key, source="demo", wait=False)
-    ctx_first = context(first_cert)
-    wait_https(server, ctx_first)
-    before = served_fingerprint(server.port)
+    server, cert, key, (first_cert, first_key), (second_cert, second_key), ctx_first, before = \
+        serve_renewable_pair(sightline, tmp_path)
     assert before == hashlib.sha256(ssl.PEM_cert_to_DER_cert(first_cert.read_text())).hexdigest()
 
     # A renewal copied half-way: the new certificate beside the old key.

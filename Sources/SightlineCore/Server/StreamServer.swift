@@ -635,11 +635,19 @@ public final class StreamServer: @unchecked Sendable {
         let answer = HTTPResponse.error(400, "incomplete or unparsable request headers",
                                         detail: "the headers did not end (an empty line) within \(Self.stalledHeadersMillis) ms "
                                             + "of the request line; a header name this server cannot parse (such as 'A:') does that too")
-        let body = answer.bodyData ?? Data()
-        if writeHead(wsi, answer.status, answer.contentType, Int64(body.count), answer.headers + [("connection:", "close")]) {
-            _ = write(wsi, body, LWS_WRITE_HTTP_FINAL)
-        }
+        _ = writeWholeBeforeClosing(wsi, answer)
         return -1
+    }
+
+    /// Service thread: an answer written whole, head (with `Connection: close`)
+    /// and body, outside the usual exchange (a refused upgrade, stalled
+    /// headers); the caller then has lws close the connection. False when the
+    /// connection failed.
+    private func writeWholeBeforeClosing(_ wsi: OpaquePointer, _ response: HTTPResponse) -> Bool {
+        let body = response.bodyData ?? Data()
+        guard writeHead(wsi, response.status, response.contentType, Int64(body.count),
+                        response.headers + [("connection:", "close")]) else { return false }
+        return body.isEmpty || write(wsi, body, LWS_WRITE_HTTP_FINAL)
     }
 
     /// Any thread (pure): the numeric address.
@@ -676,12 +684,7 @@ public final class StreamServer: @unchecked Sendable {
             if let credential = access.credential(for: request).credential { upgradingCredentials[wsi] = credential }
             return 0
         }
-        let body = refusal.bodyData ?? Data()
-        var headers = refusal.headers
-        headers.append(("connection:", "close"))
-        guard writeHead(wsi, refusal.status, refusal.contentType, Int64(body.count), headers) else { return -1 }
-        if !body.isEmpty, !write(wsi, body, LWS_WRITE_HTTP_FINAL) { return -1 }
-        return 1
+        return writeWholeBeforeClosing(wsi, refusal) ? 1 : -1
     }
 
     /// HTTP/1.1 only: a request asking to upgrade to anything but a
@@ -699,12 +702,7 @@ public final class StreamServer: @unchecked Sendable {
            answer.bodyData != nil {
             response = answer
         }
-        let body = response.bodyData ?? Data()
-        var headers = response.headers
-        headers.append(("connection:", "close"))
-        guard writeHead(wsi, response.status, response.contentType, Int64(body.count), headers) else { return -1 }
-        if !body.isEmpty, !write(wsi, body, LWS_WRITE_HTTP_FINAL) { return -1 }
-        return 1
+        return writeWholeBeforeClosing(wsi, response) ? 1 : -1
     }
 
     /// Service thread: a piece of the body. A form goes through lws_spa as it
