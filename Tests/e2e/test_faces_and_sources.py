@@ -127,8 +127,13 @@ def test_smile_and_closed_eyes_reach_the_stream(sightline, testdata, tmp_path):
     server.wait_live()
     frames = faces_in(server)
     assert all(len(f) == 1 for f in frames), frames
-    assert all(f[0]["eyesClosed"] is True for f in frames), [f[0].get("eyesClosed") for f in frames]
-    assert all(0 <= f[0]["smile"] <= 1 for f in frames)
+    # A new face is boxed at once (the quick pass on a new picture's first frame) and its
+    # attributes follow from the worker's pass: a frame may carry the face without them yet
+    # (optional fields are omitted when unknown), and none ever says the eyes are open.
+    read = [f[0] for f in frames if "eyesClosed" in f[0]]
+    assert "eyesClosed" in frames[-1][0] and "smile" in frames[-1][0], frames[-1]
+    assert all(face["eyesClosed"] is True for face in read), [f[0].get("eyesClosed") for f in frames]
+    assert all(0 <= f[0]["smile"] <= 1 for f in frames if "smile" in f[0])
 
 
 def test_source_selector_switches_between_offered_sources(sightline, testdata):
