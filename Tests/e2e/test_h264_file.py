@@ -8,69 +8,14 @@ import json
 import os
 import shutil
 import subprocess
-import uuid
 from pathlib import Path
 
 import pytest
 
 from conftest import DEFAULT_TEST_DATA, REPO, server_binary
+from h264 import sightline_seis
 
-SIGHTLINE_UUID = uuid.UUID("1c9042a8-8563-404c-b2a4-f8dd707b1bbd").bytes
 FRAMES = 90
-
-
-def nal_units(data: bytes):
-    """(type, bytes) of each NAL unit of an Annex B stream, header first."""
-    starts, i = [], 0
-    while True:
-        i = data.find(b"\x00\x00\x01", i)
-        if i < 0:
-            break
-        starts.append(i + 3)
-        i += 3
-    units = []
-    for n, start in enumerate(starts):
-        end = starts[n + 1] - 3 if n + 1 < len(starts) else len(data)
-        unit = data[start:end].rstrip(b"\x00")
-        if unit:
-            units.append((unit[0] & 0x1F, unit))
-    return units
-
-
-def unescape(payload: bytes) -> bytes:
-    out, zeros = bytearray(), 0
-    for byte in payload:
-        if zeros >= 2 and byte == 3:
-            zeros = 0
-            continue
-        out.append(byte)
-        zeros = zeros + 1 if byte == 0 else 0
-    return bytes(out)
-
-
-def sightline_json(unit: bytes):
-    """The JSON of a Sightline user_data_unregistered message in an SEI unit, or None."""
-    rbsp, at = unescape(unit[1:]), 0
-    while at < len(rbsp) - 1:
-        kind = size = 0
-        while rbsp[at] == 0xFF:
-            kind, at = kind + 255, at + 1
-        kind, at = kind + rbsp[at], at + 1
-        while rbsp[at] == 0xFF:
-            size, at = size + 255, at + 1
-        size, at = size + rbsp[at], at + 1
-        payload, at = rbsp[at:at + size], at + size
-        if kind == 5 and payload[:16] == SIGHTLINE_UUID:
-            return json.loads(payload[16:].decode("utf-8"))
-    return None
-
-
-def sightline_seis(access_unit: bytes):
-    """(index of the unit, JSON) of every Sightline SEI, and the index of the first slice."""
-    units = nal_units(access_unit)
-    found = [(n, sightline_json(u)) for n, (t, u) in enumerate(units) if t == 6]
-    first_slice = next(n for n, (t, _) in enumerate(units) if 1 <= t <= 5)
-    return [(n, j) for n, j in found if j is not None], first_slice
 
 
 @pytest.fixture(scope="module")
