@@ -4,6 +4,7 @@
 Examples:
   scripts/loadtest.py --spawn                       # start .build/release/sightline with demo
   scripts/loadtest.py --url http://127.0.0.1:8080 --clients 10 --seconds 60
+  scripts/loadtest.py --spawn --video h264 --clients 100   # /ws?video=h264 (access units, not JPEGs)
   scripts/make-face-pan.py /tmp/pan.avi && scripts/loadtest.py --spawn --source file:/tmp/pan.avi \
       --truth /tmp/pan.truth.json --server-arg=--template=config/demo-template.png
 
@@ -188,8 +189,9 @@ async def run_client(c: Client, ws_url: str, t_start: float, t_end: float) -> No
                     c.errors.append("JPEG without its JSON")
                     continue
                 meta, pending = pending, None
-                if meta.get("jpegBytes") != len(msg):
-                    c.errors.append(f"seq {meta.get('seq')}: jpegBytes {meta.get('jpegBytes')} != {len(msg)}")
+                expected = meta["video"]["bytes"] if "video" in meta else meta.get("jpegBytes")
+                if expected != len(msg):
+                    c.errors.append(f"seq {meta.get('seq')}: the JSON says {expected} bytes, got {len(msg)}")
                 seq = meta.get("seq")
                 if c.last_seq is not None and isinstance(seq, int) and seq <= c.last_seq:
                     c.errors.append(f"seq went from {c.last_seq} to {seq}")
@@ -214,7 +216,7 @@ async def run_client(c: Client, ws_url: str, t_start: float, t_end: float) -> No
 
 
 async def run(args, host: str, port: int, pid):
-    ws_url = f"{'wss' if TLS_CONTEXT else 'ws'}://{host}:{port}/ws"
+    ws_url = f"{'wss' if TLS_CONTEXT else 'ws'}://{host}:{port}/ws" + ("?video=h264" if args.video == "h264" else "")
     clients = [Client(i) for i in range(args.clients)]
     t_start = time.time() + args.warmup
     t_end = t_start + args.seconds
@@ -318,6 +320,7 @@ def main():
     ap.add_argument("--bin", default=os.environ.get("SIGHTLINE_BIN", str(REPO / ".build/release/sightline")))
     ap.add_argument("--source", default="demo", help="source for --spawn")
     ap.add_argument("--tls", action="store_true", help="with --spawn: HTTPS/WSS with a self-signed certificate (tls: auto)")
+    ap.add_argument("--video", choices=["jpeg", "h264"], default="jpeg", help="what the clients ask /ws for")
     ap.add_argument("--truth", type=Path, help="ground truth of a video made by scripts/make-face-pan.py")
     ap.add_argument("--server-arg", action="append", default=[],
                     help="extra argument for the spawned server (repeatable), e.g. --server-arg=--quality=70")
@@ -364,6 +367,7 @@ def main():
     frames = delta(s0, s1, "frames") if s0 else None
     summary = {
         "url": f"{'https' if TLS_CONTEXT else 'http'}://{host}:{port}", "spawned": bool(proc), "clients": args.clients,
+        "video": args.video,
         "seconds": args.seconds,
         "latencyMs": {
             "count": len(lat),
@@ -383,6 +387,7 @@ def main():
             "latency": s1.get("latency"),
             "stages": s1.get("stages"),
             "clients": s1.get("clients"),
+            "video": {k: v for k, v in (s1.get("video") or {}).items() if k != "h264Viewers"},
             "faces": s1.get("faces"),
             # Face detections per second on the detector's own thread (beside the pipeline).
             "faceDetectionsPerSecond": round(

@@ -10,7 +10,25 @@ import Testing
         #expect(settings.host == "127.0.0.1")
         #expect(settings.jpegQuality == 80)
         #expect(settings.opencvThreads == 1)
+        #expect(settings.video == VideoSettings())
         try settings.validate()
+    }
+
+    @Test func videoComesFromTheConfigAndIsChecked() throws {
+        var settings = ServeSettings()
+        let text = "video:\n  preset: ultrafast\n  bitrateKbps: 1500\n  keyframeSeconds: 4\n  low: false\n  lowKbps: 300\n"
+        try settings.apply(SightlineConfig.parse(text, origin: "x.yaml"))
+        #expect(settings.video.encoder.preset == "ultrafast")
+        #expect(settings.video.encoder.bitrateKbps == 1500)
+        #expect(settings.video.encoder.keyframeSeconds == 4)
+        #expect(!settings.video.lowEnabled && settings.video.lowEncoder.bitrateKbps == 300)
+        try settings.validate()
+        for wrong in ["preset: quick", "crf: 60", "keyframeSeconds: 0", "lowScale: 2", "maxLagSeconds: 0"] {
+            var bad = ServeSettings()
+            try bad.apply(SightlineConfig.parse("video:\n  \(wrong)\n", origin: "x.yaml"))
+            #expect(throws: ConfigError.self) { try bad.validate() }
+        }
+        #expect(throws: ConfigError.self) { try SightlineConfig.parse("video:\n  codec: vp9\n", origin: "x.yaml") }
     }
 
     @Test func opencvThreadsComeFromTheConfigAndAreBounded() throws {
