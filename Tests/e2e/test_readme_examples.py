@@ -62,3 +62,36 @@ def test_every_readme_curl_line_runs_as_printed(sightline, testdata, tmp_path):
     templates = json.loads(http_get(server.port, "/api/templates")[2])
     assert "logo" not in json.dumps(templates), templates
     server.assert_alive()
+
+
+PYAV_MARKER = "Reading the boxes from the video alone, with PyAV:"
+
+
+def test_readme_sei_reader_reads_the_boxes_of_every_frame(sightline, tmp_path, capsys):
+    """The README's Python reader of the Sightline SEI, run as printed on what
+    /ws?video=h264 sends: it finds each frame's boxes, equal to the frame's JSON."""
+    pytest.importorskip("av", reason="PyAV not installed (pip install av, Tests/requirements.txt)")
+    from conftest import ws_connect
+    from h264 import H264Log, receive_h264
+    text = README.read_text()
+    block = re.search(r"```python\n(.*?)```", text[text.index(PYAV_MARKER):], re.S)
+    assert block, "no ```python block after the PyAV reader's heading in README.md"
+    namespace = {}
+    exec(compile(block.group(1), "README.md", "exec"), namespace)
+    server = sightline(source="demo")
+    with ws_connect(server.port, "/ws?video=h264") as ws:
+        log = receive_h264(ws, H264Log(), frames=60)
+    assert not log.errors
+    with_boxes = 0
+    for meta, unit, _ in log.frames:
+        found = namespace["boxes"](unit)
+        assert found is not None and found["seq"] == meta["seq"]
+        assert found["detections"] == meta["detections"]
+        with_boxes += bool(found["detections"])
+    assert with_boxes >= 30
+    recording = tmp_path / "stream.h264"
+    recording.write_bytes(b"".join(unit for _, unit, _ in log.frames))
+    capsys.readouterr()
+    namespace["print_boxes"](str(recording))
+    printed = capsys.readouterr().out.splitlines()
+    assert [int(line.split()[0]) for line in printed] == [m["seq"] for m, _, _ in log.frames]
