@@ -61,7 +61,13 @@ export class FrameStream {
     this.state = ConnectionState.CONNECTING;
     this.expectFrames = true; // set false by the app while the source has no signal
     this.lastMessageAt = 0;
-    this.pairer = new FramePairer();
+    // A frame lost between the JSON and its binary breaks an H.264 reference chain:
+    // the player then waits for the next keyframe.
+    this.pairer = new FramePairer({
+      onLoss: (reason, meta) => {
+        if (!meta || frameFormat(meta) === VideoMode.H264) this.player?.gap('lost');
+      },
+    });
     this.meter = new BitrateMeter();
     this.player = null; // H264Player, made on the first H.264 frame
     this.decoding = false;
@@ -176,17 +182,14 @@ export class FrameStream {
     if (typeof data === 'string') {
       this.meter.add(utf8Length(data), this.lastMessageAt);
       this.pairer.text(data);
+      this.stats.unpaired = this.pairer.stats.unpaired;
       return;
     }
     this.meter.add(binarySize(data), this.lastMessageAt);
     const paired = this.pairer.binary(data);
     this.stats.unpaired = this.pairer.stats.unpaired;
     this.stats.sizeMismatch = this.pairer.stats.sizeMismatch;
-    if (!paired.meta || paired.loss) {
-      // Never drawn. An access unit lost this way breaks the reference chain.
-      if (paired.loss === 'unpaired' || frameFormat(paired.meta) === VideoMode.H264) this.player?.gap('lost');
-      return;
-    }
+    if (paired.loss) return; // never drawn (the pairer told the player)
     const { meta } = paired;
     this.stats.received += 1;
     this.attempt = 0; // a whole frame arrived: the connection works

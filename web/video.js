@@ -77,7 +77,9 @@ export function binarySize(data) {
  * is told (so an H.264 player knows its reference chain is broken).
  */
 export class FramePairer {
-  constructor() {
+  /** @param {{onLoss?: (reason: 'unpaired'|'sizeMismatch', meta: object|null) => void}} options */
+  constructor({ onLoss = () => {} } = {}) {
+    this.onLoss = onLoss;
     this.pending = null;
     this.stats = { paired: 0, unpaired: 0, sizeMismatch: 0 };
   }
@@ -91,8 +93,12 @@ export class FramePairer {
       return false;
     }
     if (!meta || meta.type !== 'frame') return false;
-    if (this.pending) this.stats.unpaired += 1; // its binary never came
+    const lost = this.pending;
     this.pending = meta;
+    if (lost) {
+      this.stats.unpaired += 1; // its binary never came
+      this.onLoss('unpaired', lost);
+    }
     return true;
   }
 
@@ -104,12 +110,14 @@ export class FramePairer {
     const meta = this.pending;
     this.pending = null;
     if (!meta) {
-      this.stats.unpaired += 1; // no JSON before it: never drawn
+      this.stats.unpaired += 1; // no JSON before it (its JSON was lost): never drawn
+      this.onLoss('unpaired', null);
       return { loss: 'unpaired' };
     }
     const expected = expectedBinaryBytes(meta);
     if (expected !== undefined && binarySize(data) !== expected) {
       this.stats.sizeMismatch += 1;
+      this.onLoss('sizeMismatch', meta);
       return { loss: 'sizeMismatch', meta };
     }
     this.stats.paired += 1;

@@ -201,3 +201,15 @@ test('Ring keeps the newest entries', () => {
   for (let i = 0; i < 5; i += 1) ring.push(i);
   assert.deepEqual(ring.items, [2, 3, 4]);
 });
+
+test('the pairer tells of every frame lost between a JSON and its binary', () => {
+  const losses = [];
+  const pairer = new FramePairer({ onLoss: (reason, meta) => losses.push([reason, meta?.seq ?? null]) });
+  pairer.text(h264Meta(1, true, 2));
+  pairer.binary(new Uint8Array(2)); // fine
+  pairer.text(h264Meta(2, false, 2));
+  pairer.text(h264Meta(3, false, 2)); // 2's access unit never came
+  pairer.binary(new Uint8Array(1)); // 3's is short
+  pairer.binary(new Uint8Array(2)); // a binary with no JSON
+  assert.deepEqual(losses, [['unpaired', 2], ['sizeMismatch', 3], ['unpaired', null]]);
+});
