@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// The running server: one camera's graph (built by `CameraAssembly`), the
 /// libwebsockets server that streams it and answers the API, and the access
@@ -12,6 +13,9 @@ public final class SightlineServer: Sendable {
     public let tokens: TokenStore
     public let camera: CameraGraph
     private let stream: StreamSink
+    /// Encodes H.264 for `/ws?video=h264` viewers (nil: video.h264 off).
+    private let h264: H264Sink?
+    private let videoStats: VideoStats
     private let server: StreamServer
     private let logger: Logger
     /// Events, snapshots and MQTT; nil with events.enabled false.
@@ -39,16 +43,29 @@ public final class SightlineServer: Sendable {
             logger.warning("viewing is open to anyone who can reach \(settings.host):\(settings.port) (access.view: open)")
         }
         let stats = PipelineStats()
-        let stream = StreamSink(stats: stats)
+        let videoStats = VideoStats()
+        let stream = StreamSink(stats: stats, videoStats: videoStats)
+        // The source's rate, for the encoder's keyframe interval and rate control; read when an encoder is made.
+        let sourceRate = Mutex<(@Sendable () -> Double)?>(nil)
+        let h264 = settings.video.h264Enabled
+            ? H264Sink(settings: settings.video, stats: videoStats,
+                       sourceFPS: { sourceRate.withLock { $0 }?() ?? settings.cameraFPS }, logger: logger)
+            : nil
         let events = settings.events.enabled ? try EventServices(settings: settings, stats: stats, logger: logger) : nil
         let watchdog = WatchdogSink()
-        let camera = try assembly.build(stats: stats, sinks: [stream, watchdog] + (events.map { [$0.sink] } ?? []))
+        let camera = try assembly.build(stats: stats, sinks: [stream] + (h264.map { [$0] } ?? []) + [watchdog]
+                                            + (events.map { [$0.sink] } ?? []))
+        let capture = camera.capture
+        sourceRate.withLock { $0 = { capture.status.format?.fps ?? settings.cameraFPS } }
+        self.h264 = h264
+        self.videoStats = videoStats
         events?.watch(templates: camera.templates, faces: camera.faceService)
         self.events = events
         self.camera = camera
         self.stream = stream
         let tls = try Self.tlsFiles(settings: settings, logger: logger)
-        let server = Self.makeServer(settings: settings, camera: camera, stream: stream, tokens: tokens, tls: tls,
+        let server = Self.makeServer(settings: settings, camera: camera, stream: stream,
+                                     video: (h264?.feed, videoStats), tokens: tokens, tls: tls,
                                      startedAt: startedAt, events: events?.api(namer: Self.eventNamer(events, camera, settings, logger)),
                                      logger: logger)
         self.server = server
@@ -71,6 +88,7 @@ public final class SightlineServer: Sendable {
         try server.start()
         let server = self.server
         stream.connect(wake: { server.wake() })
+        h264?.connect(wake: { server.wake() })
         try camera.start()
         logger.info("serving", metadata: ["url": "\(settings.tlsEnabled ? "https" : "http")://\(settings.host):\(server.boundPort)/",
                                           "source": "\(settings.source)"])
@@ -81,31 +99,40 @@ public final class SightlineServer: Sendable {
         ServiceManager.stopping()
         camera.stop()
         stream.connect(wake: nil)
+        h264?.connect(wake: nil)
         server.stop()
     }
 
     public func state() -> ServerState {
-        Self.state(camera: camera, startedAt: startedAt)
+        Self.state(camera: camera, startedAt: startedAt, video: (h264?.feed, videoStats))
     }
 
     public func metricsText() -> String {
         var status: (@Sendable () -> EventStatus)?
         if let events { status = { events.status } }
-        return Self.metrics(camera: camera, startedAt: startedAt, events: status)
+        return Self.metrics(camera: camera, startedAt: startedAt, video: (h264?.feed, videoStats), events: status)
     }
 
     // MARK: - Assembly of the HTTP side
 
-    static func state(camera: CameraGraph, startedAt: UInt64) -> ServerState {
-        ServerState(version: SightlineVersion.string, uptimeSeconds: uptime(since: startedAt), status: camera.capture.status,
-                    stats: camera.stats.snapshot(), templates: camera.templates.all,
-                    faces: camera.facesInfo, sinks: camera.sinkCounts)
+    static func state(camera: CameraGraph, startedAt: UInt64, video: (feed: VideoFeed?, stats: VideoStats)) -> ServerState {
+        let snapshot = camera.stats.snapshot()
+        var state = ServerState(version: SightlineVersion.string, uptimeSeconds: uptime(since: startedAt),
+                                status: camera.capture.status, stats: snapshot, templates: camera.templates.all,
+                                faces: camera.facesInfo, sinks: camera.sinkCounts)
+        state.video = video.stats.snapshot(feed: video.feed, webSocketClients: snapshot.webSocketClients)
+        return state
     }
 
-    static func metrics(camera: CameraGraph, startedAt: UInt64, events: (@Sendable () -> EventStatus)?) -> String {
-        PrometheusText.render(stats: camera.stats.snapshot(), status: camera.capture.status,
-                              templates: camera.templates.all.count, uptime: uptime(since: startedAt),
-                              sinks: camera.sinkCounts) + (events.map { PrometheusText.render(events: $0()) } ?? "")
+    static func metrics(camera: CameraGraph, startedAt: UInt64, video: (feed: VideoFeed?, stats: VideoStats),
+                        events: (@Sendable () -> EventStatus)?) -> String {
+        let snapshot = camera.stats.snapshot()
+        return PrometheusText.render(stats: snapshot, status: camera.capture.status,
+                                     templates: camera.templates.all.count, uptime: uptime(since: startedAt),
+                                     sinks: camera.sinkCounts)
+            + PrometheusText.render(video: video.stats.snapshot(feed: video.feed, webSocketClients: snapshot.webSocketClients),
+                                    encode: video.stats.encodeHistograms())
+            + (events.map { PrometheusText.render(events: $0()) } ?? "")
     }
 
     private static func uptime(since start: UInt64) -> Double { Double(MonotonicClock.nanos() - start) / 1e9 }
@@ -137,7 +164,8 @@ public final class SightlineServer: Sendable {
         server.reloadCertificate()
     }
 
-    private static func makeServer(settings: ServeSettings, camera: CameraGraph, stream: StreamSink, tokens: TokenStore, tls: TLSFiles?,
+    private static func makeServer(settings: ServeSettings, camera: CameraGraph, stream: StreamSink,
+                                   video videoParts: (feed: VideoFeed?, stats: VideoStats), tokens: TokenStore, tls: TLSFiles?,
                                    startedAt: UInt64, events: EventAPI?, logger: Logger) -> StreamServer {
         let capture = camera.capture
         let templates = TemplateAPI(library: camera.templates, store: camera.templateStore,
@@ -151,8 +179,8 @@ public final class SightlineServer: Sendable {
                                  switchTo: { spec in try camera.switchSource(to: spec) },
                                  isAdmin: { request in Routes.isAdmin(auth, request) })
         let router = Routes.router(Routes.Parts(
-            state: { state(camera: camera, startedAt: startedAt) },
-            metrics: { metrics(camera: camera, startedAt: startedAt, events: events?.status) },
+            state: { state(camera: camera, startedAt: startedAt, video: videoParts) },
+            metrics: { metrics(camera: camera, startedAt: startedAt, video: videoParts, events: events?.status) },
             latestFrame: { stream.slot.latest },
             staticFiles: StaticFiles(root: ResourceLocator.locate(settings.webRoot)),
             templates: templates, sources: sources, faces: camera.faceService.map { FaceAPI(service: $0) },
@@ -162,7 +190,9 @@ public final class SightlineServer: Sendable {
         options.host = settings.host
         options.port = settings.port
         options.tls = tls
+        options.videoMaxLagSeconds = settings.video.maxLagSeconds
+        options.videoLowAvailable = settings.video.lowEnabled
         return StreamServer(options: options, frames: stream.slot, stats: camera.stats, logger: logger, router: router,
-                            access: auth)
+                            access: auth, video: videoParts.feed.map { ($0, videoParts.stats) })
     }
 }

@@ -76,6 +76,8 @@ public struct ServeSettings: Sendable {
     public var camera: String?
     public var events = EventSettings()
     public var mqtt = MQTTSettings()
+    /// H.264 on `/ws?video=h264` (config `video:`).
+    public var video = VideoSettings()
 
     public init() {}
 
@@ -140,6 +142,19 @@ public struct ServeSettings: Sendable {
         if let v = config.source?.fps { cameraFPS = v }
         if let v = config.demo?.template { demoTemplate = v }
         if let v = config.jpeg?.quality { jpegQuality = v }
+        if let video = config.video {
+            if let v = video.h264 { self.video.h264Enabled = v }
+            if let v = video.preset { self.video.encoder.preset = v }
+            if let v = video.crf { self.video.encoder.crf = v }
+            if let v = video.bitrateKbps { self.video.encoder.bitrateKbps = v > 0 ? v : nil }
+            if let v = video.keyframeSeconds { self.video.encoder.keyframeSeconds = v }
+            if let v = video.threads { self.video.encoder.threads = v }
+            if let v = video.low { self.video.lowEnabled = v }
+            if let v = video.lowScale { self.video.lowScale = v }
+            if let v = video.lowMaxFps { self.video.lowMaxFPS = v }
+            if let v = video.lowKbps { self.video.lowBitrateKbps = v }
+            if let v = video.maxLagSeconds { self.video.maxLagSeconds = v }
+        }
         if let v = config.server?.opencvThreads { opencvThreads = v }
         if let v = config.templates?.threshold { templateThreshold = v }
         if let v = config.templates?.frameScale { frameScale = v }
@@ -204,6 +219,7 @@ public struct ServeSettings: Sendable {
             throw ConfigError.invalid("server.opencvThreads must be 1-64, got \(opencvThreads)")
         }
         guard (1...100).contains(jpegQuality) else { throw ConfigError.invalid("jpeg quality must be 1-100, got \(jpegQuality)") }
+        try video.validate()
         guard (0.0...1.0).contains(templateThreshold) else {
             throw ConfigError.invalid("templates.threshold must be 0-1, got \(templateThreshold)")
         }

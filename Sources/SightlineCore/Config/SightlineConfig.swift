@@ -102,7 +102,23 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var discoveryPrefix: String?
     }
 
+    /// H.264 (`/ws?video=h264`): see VideoSettings.
+    public struct Video: Codable, Sendable, Equatable {
+        public var h264: Bool?
+        public var preset: String?
+        public var crf: Int?
+        public var bitrateKbps: Int?
+        public var keyframeSeconds: Double?
+        public var threads: Int?
+        public var low: Bool?
+        public var lowScale: Double?
+        public var lowMaxFps: Double?
+        public var lowKbps: Int?
+        public var maxLagSeconds: Double?
+    }
+
     public var server: Server?
+    public var video: Video?
     /// Names this server in events and MQTT topics (default: the host name).
     public var camera: String?
     public var events: Events?
@@ -122,7 +138,9 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
 
     static let knownKeys: [String: Set<String>] = [
         "": ["server", "access", "tls", "source", "demo", "jpeg", "templates", "faces", "dataDir", "token", "logLevel",
-             "camera", "events", "mqtt"],
+             "camera", "events", "mqtt", "video"],
+        "video": ["h264", "preset", "crf", "bitrateKbps", "keyframeSeconds", "threads", "low", "lowScale", "lowMaxFps",
+                  "lowKbps", "maxLagSeconds"],
         "events": ["enabled", "minSeconds", "endAfterSeconds", "updateSeconds", "minUpdateSeconds", "maxEvents",
                    "maxAgeDays", "maxMegabytes"],
         "mqtt": ["host", "port", "username", "password", "caFile", "certFile", "keyFile", "clientId", "topicPrefix",

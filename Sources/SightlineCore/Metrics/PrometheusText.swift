@@ -72,6 +72,41 @@ public enum PrometheusText {
         return out
     }
 
+    /// H.264 and JPEG on /ws (VideoStats).
+    public static func render(video: VideoStats.Snapshot, encode: [VideoRendition: LatencyHistogram]) -> String {
+        var out = ""
+        func metric(_ name: String, _ type: String, _ help: String, _ samples: [(String, Double)]) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+            for (labels, value) in samples { out += "\(name)\(labels) \(format(value))\n" }
+        }
+        metric("sightline_video_viewers", "gauge", "WebSocket viewers by format, and H.264 viewers by rendition.",
+               [("{format=\"jpeg\"}", Double(video.viewers.jpeg)), ("{format=\"h264\"}", Double(video.viewers.h264))]
+                + video.renditions.map { ("{format=\"h264\",rendition=\"\($0.name.rawValue)\"}", Double($0.viewers)) })
+        metric("sightline_video_bytes_per_frame", "gauge", "Mean bytes of a frame over the last 150: the JPEG, the main H.264 access unit.",
+               [("{format=\"jpeg\"}", video.bytesPerFrame.jpeg ?? 0), ("{format=\"h264\"}", video.bytesPerFrame.h264 ?? 0)])
+        metric("sightline_video_frames_encoded_total", "counter", "Frames encoded to H.264, by rendition.",
+               video.renditions.map { ("{rendition=\"\($0.name.rawValue)\"}", Double($0.frames)) })
+        metric("sightline_video_encoded_bytes_total", "counter", "Bytes of H.264 access units made, by rendition.",
+               video.renditions.map { ("{rendition=\"\($0.name.rawValue)\"}", Double($0.bytes)) })
+        metric("sightline_video_keyframes_total", "counter",
+               "H.264 keyframes: scheduled by the interval, or requested (forced for a viewer joining or moved ahead).",
+               video.renditions.flatMap { r in
+                   [("{rendition=\"\(r.name.rawValue)\",reason=\"scheduled\"}", Double(r.keyframes.scheduled)),
+                    ("{rendition=\"\(r.name.rawValue)\",reason=\"requested\"}", Double(r.keyframes.requested))]
+               })
+        metric("sightline_video_skips_to_keyframe_total", "counter",
+               "Times an H.264 viewer fell behind and was moved ahead to the next keyframe.", [("", Double(video.skipsToKeyframe))])
+        metric("sightline_video_encode_failures_total", "counter", "Frames the H.264 encoder failed on.",
+               video.renditions.map { ("{rendition=\"\($0.name.rawValue)\"}", Double($0.encodeFailures)) })
+        out += "# HELP sightline_video_encode_seconds Time to encode one frame to H.264, by rendition.\n"
+        out += "# TYPE sightline_video_encode_seconds histogram\n"
+        for rendition in VideoRendition.allCases {
+            histogram(&out, "sightline_video_encode_seconds", "rendition=\"\(rendition.rawValue)\"",
+                      encode[rendition] ?? LatencyHistogram())
+        }
+        return out
+    }
+
     /// Events and MQTT (appended while events are on).
     public static func render(events: EventStatus) -> String {
         var out = ""

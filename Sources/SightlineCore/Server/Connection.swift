@@ -49,6 +49,8 @@ final class Connection {
     var accountedThrough: UInt64 = 0
     /// WebSocket: the frame whose JSON went out and whose JPEG is due next.
     var pendingBinary: EncodedFrame?
+    /// WebSocket `?video=h264`: its place in the video feed (nil: JPEG).
+    var video: H264Viewer?
     /// WebSocket: bytes of the incoming message so far.
     var incomingMessageBytes = 0
 

@@ -74,6 +74,8 @@ public struct ServerState: Codable, Sendable {
     /// Each sink's frames delivered, consumed and skipped, by sink name.
     public var sinks: [String: SinkCounts]
     public var storage: Storage
+    /// H.264 and JPEG on /ws: viewers, encode time, bytes per frame, keyframes, skips (nil where not served).
+    public var video: VideoStats.Snapshot?
 
     public init(version: String, uptimeSeconds: Double, status: SourceStatus, stats: PipelineStats.Snapshot,
                 templates: [Template], faces: FacesInfo? = nil, sinks: [String: SinkCounts] = [:]) {

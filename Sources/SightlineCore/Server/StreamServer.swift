@@ -53,11 +53,21 @@ public final class StreamServer: @unchecked Sendable {
         /// job); lws's content timeout, which would close it after
         /// `requestTimeoutSeconds`, is replaced by this meanwhile.
         public var workerWaitSeconds = 120
+        /// H.264 viewers: moved ahead to a keyframe past this lag; whether the low rendition exists.
+        public var videoMaxLagSeconds = 0.5
+        public var videoLowAvailable = true
+        /// Bytes not yet sent that an H.264 viewer's socket may hold (TCP_NOTSENT_LOWAT):
+        /// beyond it the socket is not writeable, so a slow link's backlog stays
+        /// here, where the viewer can be moved ahead, not in the kernel.
+        public var videoSocketBacklogBytes: Int32 = 32 << 10
         public init() {}
     }
 
     public let options: Options
     private let frames: LatestFrameSlot
+    /// The H.264 sink's access units and the figures about them (nil: H.264 is off).
+    private let video: VideoFeed?
+    private let videoStats: VideoStats?
     private let stats: PipelineStats
     private let router: Router
     private let worker: RequestWorker
@@ -83,6 +93,8 @@ public final class StreamServer: @unchecked Sendable {
     private var nextID: UInt64 = 1                              // service thread
     /// Credentials of WebSockets between their upgrade and ESTABLISHED.
     private var upgradingCredentials: [OpaquePointer: Credential] = [:] // service thread
+    /// What WebSockets between their upgrade and ESTABLISHED asked for (`?video=`).
+    private var upgradingFormats: [OpaquePointer: StreamFormat] = [:] // service thread
     /// Connections that have not finished their headers: address and admission order by socket, and count by address.
     private var unfinished: [Int32: (address: String, order: UInt64)] = [:] // service thread
     private var unfinishedCount: [String: Int] = [:]             // service thread
@@ -93,8 +105,11 @@ public final class StreamServer: @unchecked Sendable {
     public private(set) var boundPort = 0
 
     public init(options: Options, frames: LatestFrameSlot, stats: PipelineStats, logger: Logger, router: Router,
-                worker: RequestWorker = RequestWorker(), access: AuthGuard? = nil) {
+                worker: RequestWorker = RequestWorker(), access: AuthGuard? = nil,
+                video: (feed: VideoFeed, stats: VideoStats)? = nil) {
         self.access = access
+        self.video = video?.feed
+        self.videoStats = video?.stats
         self.options = options
         self.frames = frames
         self.stats = stats
@@ -252,7 +267,11 @@ public final class StreamServer: @unchecked Sendable {
             connection.accountedThrough = frames.latest.map { $0.index - 1 } ?? 0
             connections[wsi] = connection
             stats.clients(.webSocket, change: 1)
-            if frames.latest != nil { lws_callback_on_writable(wsi) }
+            if case .h264(let pinned)? = upgradingFormats.removeValue(forKey: wsi), let video {
+                startVideo(wsi, connection, pinned: pinned, feed: video)
+            } else if frames.latest != nil {
+                lws_callback_on_writable(wsi)
+            }
             return 0
         case LWS_CALLBACK_RECEIVE:
             return receiveWebSocket(wsi, length: length)
@@ -262,12 +281,18 @@ public final class StreamServer: @unchecked Sendable {
                 lws_close_reason(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, &reason, reason.count)
                 return -1
             }
+            if let viewer = connections[wsi]?.video, let video { return sendVideo(wsi, viewer, feed: video) }
             return sendWebSocket(wsi)
         case LWS_CALLBACK_CLOSED:
             upgradingCredentials.removeValue(forKey: wsi)
+            upgradingFormats.removeValue(forKey: wsi)
             if let connection = connections.removeValue(forKey: wsi) {
                 connectionsByID.removeValue(forKey: connection.id)
                 stats.clients(.webSocket, change: -1)
+                if let viewer = connection.video, let video {
+                    viewer.leave(video)
+                    videoStats?.viewerLeft(id: connection.id)
+                }
             }
             return 0
         case LWS_CALLBACK_HTTP:
@@ -318,6 +343,7 @@ public final class StreamServer: @unchecked Sendable {
             return connection.role == .mjpeg ? sendMJPEGPart(wsi, connection) : writeBody(wsi, connection)
         case LWS_CALLBACK_CLOSED_HTTP:
             upgradingCredentials.removeValue(forKey: wsi)
+            upgradingFormats.removeValue(forKey: wsi)
             if let connection = connections.removeValue(forKey: wsi) {
                 connectionsByID.removeValue(forKey: connection.id)
                 connection.form = nil
@@ -334,8 +360,16 @@ public final class StreamServer: @unchecked Sendable {
     /// a stalled client's losses show even while it gets no callbacks.
     private func wakeStreamingClients() {
         endRevokedStreams()
-        guard let latest = frames.latest else { return }
+        guard let latest = frames.latest else {
+            for (wsi, connection) in connections where connection.video != nil { lws_callback_on_writable(wsi) }
+            return
+        }
         for (wsi, connection) in connections where connection.role != .http {
+            if connection.video != nil {
+                // Its socket calls back only once it has drained (TCP_NOTSENT_LOWAT): the viewer then takes what is due.
+                lws_callback_on_writable(wsi)
+                continue
+            }
             if latest.index > connection.accountedThrough + 1 {
                 stats.clientSkipped(latest.index - 1 - connection.accountedThrough)
                 connection.accountedThrough = latest.index - 1
@@ -408,6 +442,61 @@ public final class StreamServer: @unchecked Sendable {
         connection.pendingBinary = frame
         lws_callback_on_writable(wsi)
         return 0
+    }
+
+    /// Service thread (ESTABLISHED of a `?video=h264` client): joins the video
+    /// feed (which asks the sink for a keyframe) and bounds what its socket may
+    /// hold unsent, so a slow link shows as lag here (see `H264Viewer`).
+    private func startVideo(_ wsi: OpaquePointer, _ connection: Connection, pinned: VideoRendition?, feed: VideoFeed) {
+        var policy = H264Viewer.Policy()
+        policy.maxLag = options.videoMaxLagSeconds
+        policy.lowAvailable = options.videoLowAvailable
+        connection.video = H264Viewer(format: pinned, policy: policy, feed: feed, now: MonotonicClock.nanos())
+        videoStats?.viewerJoined(id: connection.id, rendition: connection.video!.rendition, pinned: pinned != nil)
+        var lowat = options.videoSocketBacklogBytes
+        let fd = lws_get_socket_fd(wsi)
+        if fd >= 0, setsockopt(fd, Int32(IPPROTO_TCP), Self.tcpNotsentLowat, &lowat, socklen_t(MemoryLayout<Int32>.size)) != 0 {
+            logger.info("cannot bound an H.264 viewer's socket backlog", metadata: ["errno": "\(errno)"])
+        }
+        lws_callback_on_writable(wsi)
+    }
+
+    /// Linux's TCP_NOTSENT_LOWAT (netinet/tcp.h), which Glibc's Swift module does not export.
+    static let tcpNotsentLowat: Int32 = 25
+
+    /// Service thread: an H.264 viewer's socket can take more: the JSON of its
+    /// next frame, or that frame's access unit (never one without the other).
+    private func sendVideo(_ wsi: OpaquePointer, _ viewer: H264Viewer, feed: VideoFeed) -> Int32 {
+        guard let connection = connections[wsi] else { return -1 }
+        let now = MonotonicClock.nanos()
+        let (step, events) = viewer.step(feed, now: now)
+        for event in events {
+            switch event {
+            case .skippedToKeyframe:
+                videoStats?.viewerSkipped(id: connection.id)
+            case .moved(let from, let to):
+                videoStats?.viewerMoved(id: connection.id, to: to)
+                logger.info("moved an H.264 viewer to another rendition",
+                            metadata: ["from": "\(from.rawValue)", "to": "\(to.rawValue)", "peer": "\(peer(wsi))"])
+            }
+        }
+        switch step {
+        case .wait:
+            return 0
+        case .json(let unit):
+            guard write(wsi, unit.json, LWS_WRITE_TEXT) else { return -1 }
+            lws_callback_on_writable(wsi)
+            return 0
+        case .accessUnit(let unit):
+            guard write(wsi, unit.data, LWS_WRITE_BINARY) else { return -1 }
+            let sent = MonotonicClock.nanos()
+            stats.stage(.send, seconds: Double(sent - now) / 1e9)
+            stats.frameSent(seq: unit.seq, bytes: unit.json.count + unit.data.count,
+                            latencySeconds: Double(sent &- unit.capturedNanos) / 1e9)
+            videoStats?.viewerSent(id: connection.id, bytes: unit.json.count + unit.data.count)
+            if viewer.hasWork(feed) { lws_callback_on_writable(wsi) }
+            return 0
+        }
     }
 
     /// Service thread: lws_write with the LWS_PRE headroom it needs; false when the connection failed.
@@ -675,16 +764,22 @@ public final class StreamServer: @unchecked Sendable {
     /// viewing is not open; otherwise it is answered (421, 403, 401) before
     /// any upgrade, and lws closes it (we return 1).
     private func confirmWebSocket(_ wsi: OpaquePointer) -> Int32 {
-        guard let access else { return 0 }
         let request = HTTPRequest(method: .get, path: requestPath(wsi), query: query(wsi), headers: headers(wsi), peer: peer(wsi))
-        let refusal = access.policy.hostRefusal(request, port: boundPort) ?? access.policy.originRefusal(request)
-            ?? access.refusal(for: request, needs: .viewer)
-        guard let refusal else {
-            // The stream ends if this credential is revoked (checked as frames go out).
-            if let credential = access.credential(for: request).credential { upgradingCredentials[wsi] = credential }
-            return 0
+        if let access {
+            if let refusal = access.policy.hostRefusal(request, port: boundPort) ?? access.policy.originRefusal(request)
+                ?? access.refusal(for: request, needs: .viewer) {
+                return writeWholeBeforeClosing(wsi, refusal) ? 1 : -1
+            }
         }
-        return writeWholeBeforeClosing(wsi, refusal) ? 1 : -1
+        switch StreamFormat.parse(request.query, h264Available: video != nil, lowAvailable: options.videoLowAvailable) {
+        case .failure(let refused):
+            return writeWholeBeforeClosing(wsi, refused.response) ? 1 : -1
+        case .success(let format):
+            upgradingFormats[wsi] = format
+        }
+        // The stream ends if this credential is revoked (checked as frames go out).
+        if let credential = access?.credential(for: request).credential { upgradingCredentials[wsi] = credential }
+        return 0
     }
 
     /// HTTP/1.1 only: a request asking to upgrade to anything but a

@@ -18,9 +18,13 @@ public final class StreamSink: FrameSink {
     /// The slot the server reads from.
     public let slot: LatestFrameSlot
 
-    public init(stats: PipelineStats, slot: LatestFrameSlot = LatestFrameSlot()) {
+    /// Where each frame's JPEG size is noted, to compare with H.264's (nil: nowhere).
+    private let videoStats: VideoStats?
+
+    public init(stats: PipelineStats, slot: LatestFrameSlot = LatestFrameSlot(), videoStats: VideoStats? = nil) {
         self.slot = slot
         self.stats = stats
+        self.videoStats = videoStats
     }
 
     /// Main thread, before the pipeline starts and after the server stops:
@@ -39,6 +43,7 @@ public final class StreamSink: FrameSink {
         slot.publish(EncodedFrame(seq: frame.seq, capturedAt: frame.capturedAt, capturedNanos: frame.capturedNanos,
                                   width: frame.width, height: frame.height, json: json, jpeg: frame.jpeg))
         published.add(1, ordering: .relaxed)
+        videoStats?.jpegFrame(bytes: frame.jpeg.count)
         wake()
     }
 

@@ -14,12 +14,15 @@ public struct FrameMessage: Codable, Sendable {
     public var capturedAt: Double
     public var width: Int
     public var height: Int
-    public var jpegBytes: Int
+    /// The JPEG's length (JPEG streams); absent on H.264 streams, which have `video` instead.
+    public var jpegBytes: Int?
+    /// The access unit that follows (`/ws?video=h264`; DESIGN.md).
+    public var video: VideoAccessUnit.Info?
     public var detections: [Detection]
     /// Only from sources that know the truth (the demo scene).
     public var groundTruth: [Truth]?
 
-    public init(seq: UInt64, capturedAt: Double, width: Int, height: Int, jpegBytes: Int,
+    public init(seq: UInt64, capturedAt: Double, width: Int, height: Int, jpegBytes: Int?,
                 detections: [Detection], groundTruth: [Truth]? = nil) {
         self.seq = seq
         self.capturedAt = capturedAt

@@ -1,0 +1,57 @@
+import Foundation
+
+/// H.264 for `/ws?video=h264` (config `video:`): the encoder's rate control,
+/// keyframe interval and preset, and the `low` rendition a viewer on a slow
+/// link is moved to.
+public struct VideoSettings: Sendable, Equatable {
+    /// Off: `/ws?video=h264` is refused (400) and nothing is ever encoded.
+    public var h264Enabled = true
+    /// The main rendition (the frame's own size).
+    public var encoder = H264Encoder.Settings()
+    /// A second, smaller rendition for viewers who fall behind on `main`
+    /// (encoded only while one is on it); off: slow viewers stay on `main`
+    /// and are moved ahead to keyframes.
+    public var lowEnabled = true
+    /// The low rendition: this fraction of each side (made even), at most
+    /// this many frames a second, at this average bitrate.
+    public var lowScale = 0.5
+    public var lowMaxFPS = 15.0
+    public var lowBitrateKbps = 400
+    /// A viewer whose next frame is older than this behind the newest is moved
+    /// ahead to the next keyframe (and one is asked for).
+    public var maxLagSeconds = 0.5
+    /// Keyframes forced for viewers (joining, moved ahead) come at most this often per rendition.
+    public var forcedKeyframeGapSeconds = 0.25
+
+    public init() {}
+
+    /// The low rendition's encoder settings.
+    public var lowEncoder: H264Encoder.Settings {
+        var low = encoder
+        low.bitrateKbps = lowBitrateKbps
+        return low
+    }
+
+    func validate() throws {
+        let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+        guard presets.contains(encoder.preset) else {
+            throw ConfigError.invalid("video preset must be one of \(presets.joined(separator: ", ")), got \(encoder.preset)")
+        }
+        guard (0...51).contains(encoder.crf) else { throw ConfigError.invalid("video crf must be 0-51, got \(encoder.crf)") }
+        if let kbps = encoder.bitrateKbps, kbps < 50 || kbps > 200_000 {
+            throw ConfigError.invalid("video bitrateKbps must be 50-200000, got \(kbps)")
+        }
+        guard encoder.keyframeSeconds >= 0.1, encoder.keyframeSeconds <= 60 else {
+            throw ConfigError.invalid("video keyframeSeconds must be 0.1-60, got \(encoder.keyframeSeconds)")
+        }
+        guard (1...16).contains(encoder.threads) else { throw ConfigError.invalid("video threads must be 1-16, got \(encoder.threads)") }
+        guard lowScale > 0.1, lowScale <= 1 else { throw ConfigError.invalid("video lowScale must be over 0.1 and at most 1, got \(lowScale)") }
+        guard lowMaxFPS >= 1, lowMaxFPS <= 120 else { throw ConfigError.invalid("video lowMaxFps must be 1-120, got \(lowMaxFPS)") }
+        guard lowBitrateKbps >= 50, lowBitrateKbps <= 200_000 else {
+            throw ConfigError.invalid("video lowKbps must be 50-200000, got \(lowBitrateKbps)")
+        }
+        guard maxLagSeconds >= 0.1, maxLagSeconds <= 10 else {
+            throw ConfigError.invalid("video maxLagSeconds must be 0.1-10, got \(maxLagSeconds)")
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// The H.264 sink: encodes each processed frame once for all H.264 viewers
+/// (`H264FeedEncoder`, on the sink's own thread `sightline.sink.h264`, newest
+/// frame wins) and wakes the stream server to send the access units.
+///
+/// Only while consumed: `deliver` hands a frame over only while some
+/// rendition has a viewer, or an encoder is still open (so the encoder is
+/// freed on the next frame after the last viewer goes). With nobody on
+/// H.264, a frame costs one lock and an atomic load.
+public final class H264Sink: FrameSink {
+    public let name = "h264"
+    public let feed: VideoFeed
+    public let stats: VideoStats
+    private let inner: ThreadedSink
+    private let wake = LockedCallback<Void, Void>()
+    private let encoding = EncodingFlag()
+
+    public init(settings: VideoSettings, stats: VideoStats, feed: VideoFeed = VideoFeed(),
+                sourceFPS: @escaping @Sendable () -> Double, logger: Logger) {
+        self.feed = feed
+        self.stats = stats
+        inner = ThreadedSink(name: "h264", consumer: H264FeedEncoder(feed: feed, stats: stats, settings: settings,
+                                                                     sourceFPS: sourceFPS, wake: wake,
+                                                                     encoding: encoding, logger: logger))
+    }
+
+    /// Main thread, before the pipeline starts and after the server stops:
+    /// what wakes the service thread for new access units (nil: nothing).
+    public func connect(wake: (@Sendable () -> Void)?) {
+        self.wake.setAction(wake)
+    }
+
+    public func deliver(_ frame: ProcessedFrame) {
+        guard feed.hasViewers || encoding.value.load(ordering: .relaxed) else { return }
+        inner.deliver(frame)
+    }
+
+    public var counts: SinkCounts { inner.counts }
+    public func start() throws { try inner.start() }
+    public func stop() { inner.stop() }
+}
+
+/// Whether the H.264 sink's thread holds an open encoder (written there, read by the pipeline thread).
+final class EncodingFlag: Sendable {
+    let value = Atomic<Bool>(false)
+}
