@@ -13,8 +13,12 @@
 
 import { KeyframeGate, SeqMetaMap } from './video.js';
 
-/** Access units waiting in the decoder beyond this: drop deltas until the next keyframe. */
-export const MAX_DECODE_QUEUE = 6;
+/**
+ * Access units waiting in the decoder beyond this: drop deltas until the next keyframe.
+ * About half a second at 30 fps (the server moves a viewer half a second behind to a
+ * keyframe too); fewer trips at start-up, while a loaded machine still sets the decoder up.
+ */
+export const MAX_DECODE_QUEUE = 16;
 /** Frames whose JSON may wait for their picture at once (a bound, never reached normally). */
 export const MAX_FRAMES_IN_DECODER = 64;
 
