@@ -1,6 +1,6 @@
-// Sightline browser client: wires the frame stream, the overlay, the metrics
-// poller, the status line and the tool panels (source, templates, faces, access)
-// together. Everything runs on the main thread.
+// Sightline browser client: wires the frame stream (JPEG or H.264), the overlay,
+// the metrics poller, the status line and the tool panels (source, templates,
+// faces, access) together. Everything runs on the main thread.
 
 import { Overlay } from './overlay.js';
 import { FrameStream, ConnectionState, sameHostWebSocketURL } from './stream.js';
@@ -11,6 +11,9 @@ import { FacesPanel } from './faces.js';
 import { SourcesPanel } from './sources.js';
 import { AccessPanel } from './access.js';
 import { EventsPanel } from './events.js';
+import {
+  VideoMode, MODE_STORAGE_KEY, chooseVideoMode, parseStoredMode, videoWebSocketPath, modeName, formatBitrate, Ring,
+} from './video.js';
 
 const WS_PATH = '/ws';
 const STATE_PATH = '/api/state';
@@ -36,6 +39,8 @@ const elements = {
   statusText: $('#status-text'),
   sourceName: $('#source-name'),
   metrics: $('#metrics'),
+  videoModes: [...document.querySelectorAll('input[name="video-mode"]')],
+  videoNote: $('#video-note'),
   toggles: {
     labels: $('#toggle-labels'),
     landmarks: $('#toggle-landmarks'),
@@ -81,9 +86,103 @@ let frameRequested = false;
 const shownTimes = [];
 let status = { key: 'connecting', text: 'connecting' };
 
+// --- video mode ---------------------------------------------------------------
+
+function readStoredMode() {
+  try {
+    return parseStoredMode(localStorage.getItem(MODE_STORAGE_KEY));
+  } catch {
+    return null; // storage blocked: no remembered choice
+  }
+}
+
+function storeMode(mode) {
+  try {
+    localStorage.setItem(MODE_STORAGE_KEY, mode);
+  } catch {}
+}
+
+const videoChoice = chooseVideoMode({
+  requested: new URLSearchParams(location.search).get('video'), // a link may ask for a mode (not remembered)
+  stored: readStoredMode(),
+  hasDecoder: 'VideoDecoder' in window,
+  secure: window.isSecureContext === true,
+  host: location.host,
+});
+let h264Available = videoChoice.h264Available;
+
+function renderVideoChoice(mode, reason) {
+  for (const input of elements.videoModes) {
+    input.checked = input.value === mode;
+    if (input.value === VideoMode.H264) {
+      input.disabled = !h264Available;
+      input.parentElement.title = h264Available ? '' : reason || '';
+    }
+  }
+  elements.videoNote.textContent = reason || '';
+  elements.videoNote.hidden = !reason;
+}
+
+renderVideoChoice(videoChoice.mode, videoChoice.reason);
+
+for (const input of elements.videoModes) {
+  input.addEventListener('change', () => {
+    if (!input.checked) return;
+    const mode = input.value === VideoMode.H264 && h264Available ? VideoMode.H264 : VideoMode.JPEG;
+    storeMode(mode);
+    stream.setMode(mode);
+    updateStatus();
+  });
+}
+
+/** The browser cannot decode the stream's H.264 after all: back to JPEG, and say why. */
+function h264Unsupported(error, codec) {
+  h264Available = false;
+  const detail = error?.message ? ` (${error.message})` : '';
+  renderVideoChoice(VideoMode.JPEG, `This browser cannot decode the server's H.264 (${codec || 'unknown codec'})${detail}. Showing JPEG.`);
+  stream.setMode(VideoMode.JPEG);
+}
+
+// --- paint log (debug hook for tests; records only while asked) ---------------
+
+/** Most entries the paint log may keep. */
+const PAINT_LOG_MAX = 5000;
+/** Half-size of the square averaged around each probe point, in canvas pixels. */
+const PROBE_RADIUS_PX = 2;
+let paintLog = null; // {ring, probe: [[x, y] normalized]} while recording
+
+/** Average luma (0-255) of a small square around each normalized point of the painted picture. */
+function probePicture(ctx, fit, points) {
+  return points.map(([nx, ny]) => {
+    const x = Math.round(fit.offsetX + nx * fit.width);
+    const y = Math.round(fit.offsetY + ny * fit.height);
+    const r = PROBE_RADIUS_PX;
+    const data = ctx.getImageData(x - r, y - r, 2 * r + 1, 2 * r + 1).data;
+    let sum = 0;
+    for (let i = 0; i < data.length; i += 4) sum += 0.299 * data[i] + 0.587 * data[i + 1] + 0.114 * data[i + 2];
+    return Math.round(sum / (data.length / 4));
+  });
+}
+
+function recordPaint(frame, samples) {
+  const { meta } = frame;
+  paintLog.ring.push({
+    seq: meta.seq,
+    format: frame.format,
+    capturedAt: meta.capturedAt,
+    paintedAt: Date.now(),
+    picture: overlay.lastDrawn?.picture ?? null,
+    templates: (meta.detections || []).filter((d) => d && d.kind === 'template' && d.box)
+      .map((d) => ({ label: d.label, box: { ...d.box } })),
+    samples,
+  });
+}
+
 // --- frames -----------------------------------------------------------------
 
-const stream = new FrameStream(sameHostWebSocketURL(WS_PATH), {
+const stream = new FrameStream((mode) => sameHostWebSocketURL(videoWebSocketPath(mode, WS_PATH)), {
+  mode: videoChoice.mode,
+  onUnsupported: h264Unsupported,
   onFrame(frame) {
     lastFrameAt = performance.now();
     if (nextFrame) nextFrame.bitmap.close(); // superseded before it was painted
@@ -105,7 +204,15 @@ function paint() {
   const frame = nextFrame;
   nextFrame = null;
   if (!frame) return;
-  overlay.show(frame); // image and its own detections, in one go
+  if (paintLog) {
+    let samples = null;
+    overlay.show(frame, paintLog.probe.length ? (ctx, fit) => {
+      samples = probePicture(ctx, fit, paintLog.probe);
+    } : null);
+    recordPaint(frame, samples);
+  } else {
+    overlay.show(frame); // image and its own detections, in one go
+  }
   facesPanel.update(overlay.lastDrawn);
   const now = performance.now();
   shownTimes.push(now);
@@ -269,6 +376,8 @@ function renderClientStats() {
   set('shownFps', span > 0 ? (((shownTimes.length - 1) * 1000) / span).toFixed(1) : '–');
   set('detections', drawn ? String(drawn.detections.length) : '–');
   set('skipped', String(stream.stats.skipped));
+  set('mode', videoInUse());
+  set('bitrate', formatBitrate(stream.bitsPerSecond()));
   if (drawn) {
     const label = `Frame ${drawn.seq}, ${drawn.detections.length} detection${drawn.detections.length === 1 ? '' : 's'}`;
     if (elements.canvas.getAttribute('aria-label') !== label && performance.now() - (renderClientStats.labelAt || 0) > 2000) {
@@ -276,6 +385,23 @@ function renderClientStats() {
       renderClientStats.labelAt = performance.now();
     }
   }
+}
+
+/** The mode in use, as painted: "H.264", "JPEG", with what is going on when it is not plain. */
+function videoInUse() {
+  const painted = overlay.lastDrawn?.format;
+  const asked = stream.mode;
+  if (asked === VideoMode.H264) {
+    const waiting = stream.videoStats?.waitingFor;
+    if (stream.lastFormat === VideoMode.JPEG) return 'JPEG (this server sends no H.264)';
+    if (waiting && waiting !== 'hidden' && connection.state === ConnectionState.OPEN) return 'H.264 (waiting for a keyframe)';
+    if (painted === VideoMode.H264 && overlay.lastDrawn.picture?.width) {
+      const { width, height } = overlay.lastDrawn.picture;
+      return `H.264 ${width}×${height}`;
+    }
+    return 'H.264';
+  }
+  return modeName(painted === VideoMode.H264 ? asked : painted ?? asked);
 }
 
 setInterval(updateStatus, STATUS_TICK_MS);
@@ -295,6 +421,38 @@ Object.defineProperty(window, 'sightline', {
     },
     get stats() {
       return { ...stream.stats };
+    },
+    /** The video mode asked for, the one painted, what H.264 decoding is doing, the bitrate received. */
+    get video() {
+      return {
+        mode: stream.mode,
+        painted: overlay.lastDrawn?.format ?? null,
+        h264Available,
+        note: elements.videoNote.hidden ? null : elements.videoNote.textContent,
+        bitsPerSecond: stream.bitsPerSecond(),
+        decoder: stream.videoStats,
+      };
+    },
+    /**
+     * Start (or stop, with false) logging each paint: seq, format, capturedAt,
+     * paintedAt (Date.now()), the template boxes drawn, and, for each `probe` point
+     * ([x, y] normalized to the frame), the luma of the painted picture there, read
+     * back from the canvas before any box is drawn. Keeps the newest `limit` entries.
+     */
+    recordPaints(options = {}) {
+      if (options === false) {
+        paintLog = null;
+        return false;
+      }
+      const limit = Math.min(PAINT_LOG_MAX, Math.max(1, Number(options.limit) || 600));
+      const probe = Array.isArray(options.probe)
+        ? options.probe.filter((p) => Array.isArray(p) && p.length === 2 && p.every(Number.isFinite)).map(([x, y]) => [x, y])
+        : [];
+      paintLog = { ring: new Ring(limit), probe };
+      return true;
+    },
+    get paintLog() {
+      return paintLog ? paintLog.ring.items.map((entry) => ({ ...entry })) : [];
     },
     get chart() {
       return { samples: chart.samples.map((s) => ({ ...s })), drawnSegments: chart.drawnSegments };

@@ -26,6 +26,25 @@ export function formatMs(value) {
   return value < 10 ? value.toFixed(2) : value.toFixed(1);
 }
 
+/** 850 B, 41.2 kB (1 kB = 1000 bytes), 1.25 MB. */
+export function formatBytes(value) {
+  if (!Number.isFinite(value)) return MISSING;
+  if (value >= 1e6) return `${(value / 1e6).toFixed(2)} MB`;
+  if (value >= 1e3) return `${(value / 1e3).toFixed(1)} kB`;
+  return `${Math.round(value)} B`;
+}
+
+/** One rendition of /api/state video.renditions as a line: "main 640×480 · encoding · 2 viewers". */
+export function renditionText(rendition) {
+  if (!rendition || typeof rendition !== 'object') return MISSING;
+  const size = Number.isFinite(rendition.width) && Number.isFinite(rendition.height)
+    ? ` ${rendition.width}×${rendition.height}` : '';
+  const encoding = rendition.encoding === true ? 'encoding' : rendition.encoding === false ? 'idle' : null;
+  const viewers = Number.isFinite(rendition.viewers)
+    ? `${rendition.viewers} viewer${rendition.viewers === 1 ? '' : 's'}` : null;
+  return [`${rendition.name ?? '?'}${size}`, encoding, viewers].filter(Boolean).join(' · ');
+}
+
 /** The fixed rows of the panel: [path, label, formatter]. Stages are added dynamically. */
 const ROWS = Object.freeze({
   fps: [
@@ -44,6 +63,19 @@ const ROWS = Object.freeze({
     ['clients.mjpeg', 'MJPEG', formatCount],
     ['frames.sent', 'Frames sent', formatCount],
     ['latency.captureToSend.p50', 'Capture→send p50 ms', formatMs],
+  ],
+  // /api/state "video" (servers without H.264 have none: the section stays hidden).
+  video: [
+    ['video.viewers.jpeg', 'JPEG viewers', formatCount],
+    ['video.viewers.h264', 'H.264 viewers', formatCount],
+    ['video.encodeMs.p50', 'Encode p50 ms', formatMs],
+    ['video.encodeMs.p99', 'Encode p99 ms', formatMs],
+    ['video.encodeMs.count', 'Frames encoded', formatCount],
+    ['video.bytesPerFrame.jpeg', 'JPEG per frame', formatBytes],
+    ['video.bytesPerFrame.h264', 'H.264 per frame', formatBytes],
+    ['video.keyframes.scheduled', 'Keyframes scheduled', formatCount],
+    ['video.keyframes.requested', 'Keyframes requested', formatCount],
+    ['video.skipsToKeyframe', 'Skips to keyframe', formatCount],
   ],
 });
 
@@ -93,6 +125,8 @@ export class MetricsPanel {
     this.stageBody = root.querySelector('[data-group="stages"] tbody');
     this.stageRows = new Map();
     this.updated = root.querySelector('[data-role="updated"]');
+    this.videoSection = root.querySelector('[data-requires="video"]');
+    this.renditions = root.querySelector('[data-group="renditions"]');
   }
 
   #addRow(list, path, label, format) {
@@ -112,6 +146,7 @@ export class MetricsPanel {
       if (element.textContent !== text) element.textContent = text;
     }
     this.#renderStages(state.stages || {});
+    this.#renderVideo(state.video);
     if (this.updated) this.updated.textContent = new Date().toLocaleTimeString();
     this.root.dataset.stale = 'false';
   }
@@ -119,6 +154,21 @@ export class MetricsPanel {
   /** Mark the numbers as old (server unreachable); keep them visible. */
   markStale() {
     this.root.dataset.stale = 'true';
+  }
+
+  #renderVideo(video) {
+    const present = !!video && typeof video === 'object';
+    if (this.videoSection && this.videoSection.hidden === present) this.videoSection.hidden = !present;
+    if (!this.renditions) return;
+    const lines = present && Array.isArray(video.renditions) ? video.renditions.map(renditionText) : [];
+    const items = [...this.renditions.children];
+    if (items.length === lines.length && items.every((li, i) => li.textContent === lines[i])) return;
+    this.renditions.replaceChildren(...lines.map((text, i) => {
+      const li = document.createElement('li');
+      li.dataset.metric = `video.renditions.${i}`;
+      li.textContent = text;
+      return li;
+    }));
   }
 
   #renderStages(stages) {

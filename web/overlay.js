@@ -90,26 +90,32 @@ export class Overlay {
     this.redraw();
   }
 
-  /** Show a new frame; takes ownership of its bitmap and releases the previous one. */
-  show(frame) {
+  /**
+   * Show a new frame ({meta, bitmap, format}; bitmap an ImageBitmap or a VideoFrame);
+   * takes ownership of its bitmap and releases the previous one. `probe`, when
+   * given, is called with (ctx, fit) right after the picture is drawn and before
+   * any box, to read the painted picture back (the debug paint log).
+   */
+  show(frame, probe = null) {
     if (this.frame && this.frame.bitmap !== frame.bitmap) this.frame.bitmap.close?.();
     this.frame = frame;
-    this.redraw();
+    this.redraw(probe);
   }
 
-  redraw() {
+  redraw(probe = null) {
     const { ctx, canvas } = this;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.fillStyle = COLORS.background;
     ctx.fillRect(0, 0, canvas.width, canvas.height);
     if (!this.frame) return;
     const { meta, bitmap } = this.frame;
-    const srcW = meta.width || bitmap.width;
-    const srcH = meta.height || bitmap.height;
+    const srcW = meta.width || bitmap.displayWidth || bitmap.width;
+    const srcH = meta.height || bitmap.displayHeight || bitmap.height;
     const fit = fitContain(srcW, srcH, canvas.width, canvas.height);
     ctx.imageSmoothingEnabled = true;
     ctx.imageSmoothingQuality = 'high';
     ctx.drawImage(bitmap, fit.offsetX, fit.offsetY, fit.width, fit.height);
+    if (probe) probe(ctx, fit);
 
     const rects = [];
     const truthRects = [];
@@ -125,8 +131,11 @@ export class Overlay {
     }
     this.lastDrawn = Object.freeze({
       seq: meta.seq,
+      format: this.frame.format || 'jpeg',
       width: srcW,
       height: srcH,
+      // The decoded picture's own size (an H.264 rendition may be smaller than the source).
+      picture: Object.freeze({ width: bitmap.displayWidth ?? bitmap.width, height: bitmap.displayHeight ?? bitmap.height }),
       detections: meta.detections || [],
       groundTruth: meta.groundTruth || [],
       truthRects: Object.freeze(truthRects),

@@ -1,11 +1,18 @@
-// FrameStream: the /ws connection. Pairs each frame's JSON with the JPEG that
-// follows it (same seq), decodes the JPEG off the main thread with
-// createImageBitmap, and hands {meta, bitmap} pairs to onFrame. Reconnects by
-// itself with exponential backoff and jitter.
+// FrameStream: the /ws connection, in JPEG or H.264 mode. Pairs each frame's
+// JSON with the binary message that follows it (FramePairer), and hands
+// {meta, bitmap, format} to onFrame: a JPEG decoded off the main thread with
+// createImageBitmap, or an access unit decoded by H264Player (WebCodecs) into a
+// VideoFrame bound to its own seq. Counts the bytes of both messages for the
+// bitrate shown. Reconnects by itself with exponential backoff and jitter.
 //
-// Runs on the main thread; decoding is async. At most one decode is in flight and
-// at most one paired frame waits behind it (newer replaces older), so a slow
-// browser skips frames instead of queueing them.
+// Runs on the main thread; decoding is async. JPEG: at most one decode is in
+// flight and at most one paired frame waits behind it (newer replaces older), so
+// a slow browser skips frames instead of queueing them. H.264: every access unit
+// goes to the decoder (a delta needs the ones before it) unless its queue is
+// full, when deltas are dropped until the next keyframe.
+
+import { FramePairer, BitrateMeter, VideoMode, frameFormat, binarySize, utf8Length } from './video.js';
+import { H264Player } from './h264.js';
 
 export const RECONNECT_BASE_MS = 500;
 export const RECONNECT_MAX_MS = 10000;
@@ -35,27 +42,68 @@ export function backoffDelay(attempt, random = Math.random) {
 
 export class FrameStream {
   /**
-   * @param {string} url
-   * @param {{onFrame: (frame: {meta: object, bitmap: ImageBitmap}) => void,
-   *          onStatus?: (status: {state: string, retryAt?: number, attempt: number}) => void}} handlers
+   * @param {string|((mode: string) => string)} url the WebSocket URL, or a function of the mode
+   * @param {{onFrame: (frame: {meta: object, bitmap: ImageBitmap|VideoFrame, format: string}) => void,
+   *          onStatus?: (status: {state: string, retryAt?: number, attempt: number}) => void,
+   *          onUnsupported?: (error: Error, codec: string) => void,
+   *          mode?: string}} handlers
+   *   onUnsupported: the browser cannot decode the H.264 stream's codec (the app goes back to JPEG).
    */
-  constructor(url, { onFrame, onStatus = () => {} }) {
-    this.url = url;
+  constructor(url, { onFrame, onStatus = () => {}, onUnsupported = () => {}, mode = VideoMode.JPEG }) {
+    this.urlFor = typeof url === 'function' ? url : () => url;
+    this.mode = mode;
+    this.url = this.urlFor(mode);
     this.onFrame = onFrame;
     this.onStatus = onStatus;
+    this.onUnsupported = onUnsupported;
     this.socket = null;
     this.attempt = 0;
     this.state = ConnectionState.CONNECTING;
     this.expectFrames = true; // set false by the app while the source has no signal
     this.lastMessageAt = 0;
-    this.pendingMeta = null; // JSON waiting for its JPEG
+    // A frame lost between the JSON and its binary breaks an H.264 reference chain:
+    // the player then waits for the next keyframe.
+    this.pairer = new FramePairer({
+      onLoss: (reason, meta) => {
+        if (!meta || frameFormat(meta) === VideoMode.H264) this.player?.gap('lost');
+      },
+    });
+    this.meter = new BitrateMeter();
+    this.player = null; // H264Player, made on the first H.264 frame
     this.decoding = false;
     this.waiting = null; // newest paired {meta, blob} waiting for the decoder
     this.newestSeq = -Infinity;
     this.generation = 0;
+    this.lastFormat = null; // format of the newest frame received
     this.stats = { received: 0, decoded: 0, skipped: 0, unpaired: 0, sizeMismatch: 0, decodeErrors: 0, reconnects: 0 };
     this.retryTimer = null;
     this.stallTimer = setInterval(() => this.#checkStall(), STALL_CHECK_MS);
+  }
+
+  /** Switch between JPEG and H.264: a new connection on the mode's URL. */
+  setMode(mode) {
+    if (mode === this.mode) return;
+    this.mode = mode;
+    this.url = this.urlFor(mode);
+    this.meter.reset();
+    this.reconnectNow();
+  }
+
+  /** Bits per second received (both messages of every frame) over the last few seconds. */
+  bitsPerSecond(now = performance.now()) {
+    return this.meter.bitsPerSecond(now);
+  }
+
+  /** The H.264 decoder's counters, or null before the first H.264 frame. */
+  get videoStats() {
+    if (!this.player) return null;
+    return {
+      ...this.player.stats,
+      codec: this.player.codec,
+      waitingFor: this.player.waitingFor,
+      keyframeWaits: this.player.keyframeWaits,
+      unsupported: this.player.unsupported ? String(this.player.unsupported.message || this.player.unsupported) : null,
+    };
   }
 
   start() {
@@ -81,7 +129,9 @@ export class FrameStream {
 
   #connect() {
     this.retryTimer = null;
-    this.pendingMeta = null;
+    this.pairer.reset();
+    this.player?.reset(); // a new stream starts on a keyframe of its own
+    this.waiting = null;
     this.generation += 1; // frames from an older connection are never shown
     this.newestSeq = -Infinity; // a restarted server may start seq again
     let socket;
@@ -91,7 +141,8 @@ export class FrameStream {
       this.#scheduleReconnect();
       return;
     }
-    socket.binaryType = 'blob';
+    // JPEG goes to createImageBitmap as a Blob; an access unit to the decoder as bytes.
+    socket.binaryType = this.mode === VideoMode.H264 ? 'arraybuffer' : 'blob';
     this.socket = socket;
     socket.onopen = () => {
       this.lastMessageAt = performance.now();
@@ -107,7 +158,7 @@ export class FrameStream {
 
   #scheduleReconnect() {
     this.socket = null;
-    this.pendingMeta = null;
+    this.pairer.reset();
     if (this.retryTimer) return;
     const delay = backoffDelay(this.attempt);
     this.attempt += 1;
@@ -129,37 +180,62 @@ export class FrameStream {
   #onMessage(data) {
     this.lastMessageAt = performance.now();
     if (typeof data === 'string') {
-      let meta;
-      try {
-        meta = JSON.parse(data);
-      } catch {
-        return;
-      }
-      if (!meta || meta.type !== 'frame') return;
-      if (this.pendingMeta) this.stats.unpaired += 1; // its JPEG never came
-      this.pendingMeta = meta;
+      this.meter.add(utf8Length(data), this.lastMessageAt);
+      this.pairer.text(data);
+      this.stats.unpaired = this.pairer.stats.unpaired;
       return;
     }
-    const meta = this.pendingMeta;
-    this.pendingMeta = null;
-    if (!meta) {
-      this.stats.unpaired += 1; // a JPEG without its JSON: never draw it
-      return;
-    }
-    const blob = data instanceof Blob ? data : new Blob([data]);
-    if (Number.isFinite(meta.jpegBytes) && blob.size !== meta.jpegBytes) {
-      this.stats.sizeMismatch += 1;
-      return;
-    }
+    this.meter.add(binarySize(data), this.lastMessageAt);
+    const paired = this.pairer.binary(data);
+    this.stats.unpaired = this.pairer.stats.unpaired;
+    this.stats.sizeMismatch = this.pairer.stats.sizeMismatch;
+    if (paired.loss) return; // never drawn (the pairer told the player)
+    const { meta } = paired;
     this.stats.received += 1;
     this.attempt = 0; // a whole frame arrived: the connection works
+    this.lastFormat = frameFormat(meta);
+    if (this.lastFormat === VideoMode.H264) {
+      this.#decodeH264(meta, data);
+      return;
+    }
     if (globalThis.document?.hidden) {
       this.stats.skipped += 1; // nobody can see it: don't spend time decoding
       return;
     }
+    const blob = data instanceof Blob ? data : new Blob([data]);
     if (this.waiting) this.stats.skipped += 1;
     this.waiting = { meta, blob, generation: this.generation };
     this.#decodeNext();
+  }
+
+  #decodeH264(meta, data) {
+    if (!this.player) {
+      this.player = new H264Player({
+        onFrame: (frame) => this.#deliver(frame),
+        onUnsupported: (error, codec) => this.onUnsupported(error, codec),
+      });
+    }
+    if (globalThis.document?.hidden) {
+      // Nobody can see it: don't decode. Deltas need their predecessors, so
+      // decoding resumes at the first keyframe after the page is shown again.
+      this.stats.skipped += 1;
+      this.player.gap('hidden');
+      return;
+    }
+    if (!this.player.push(meta, data)) this.stats.skipped += 1;
+  }
+
+  /** An H.264 picture decoded, with its own meta; newer than anything shown. */
+  #deliver(frame) {
+    const seq = frame.meta.seq;
+    if (!(seq > this.newestSeq)) {
+      frame.bitmap.close();
+      this.stats.skipped += 1;
+      return;
+    }
+    this.newestSeq = seq;
+    this.stats.decoded += 1;
+    this.onFrame(frame);
   }
 
   async #decodeNext() {
@@ -175,7 +251,7 @@ export class FrameStream {
       } else {
         if (Number.isFinite(meta.seq)) this.newestSeq = meta.seq;
         this.stats.decoded += 1;
-        this.onFrame({ meta, bitmap });
+        this.onFrame({ meta, bitmap, format: VideoMode.JPEG });
       }
     } catch (error) {
       this.stats.decodeErrors += 1;

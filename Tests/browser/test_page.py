@@ -11,6 +11,8 @@ Environment:
   SIGHTLINE_CHROMIUM     browser binary (default /usr/bin/chromium)
   SIGHTLINE_CHROMEDRIVER driver binary (default /usr/bin/chromedriver)
   SIGHTLINE_TEST_DATA    shared test data (default <repo>/../shared/testdata; test_tools.py)
+  SIGHTLINE_TEST_VIDEO   jpeg or h264: open_page asks the page for that video mode (/?video=...);
+                         unset, the page picks its default (H.264 where Chromium can decode it)
 The servers started here get SIGHTLINE_TOKEN=TEST_TOKEN, so tests know the token.
 """
 import json
@@ -286,7 +288,8 @@ def nearest(positions, target):
 def open_page(driver, url, width, height, dpr=1):
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                            {"width": width, "height": height, "deviceScaleFactor": dpr, "mobile": False})
-    driver.get(url + "/")
+    video = os.environ.get("SIGHTLINE_TEST_VIDEO")
+    driver.get(url + "/" + (f"?video={video}" if video else ""))
     wait_for_frame(driver)
 
 
