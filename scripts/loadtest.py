@@ -77,6 +77,21 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def thread_cpu_seconds(pid: int) -> dict:
+    """CPU seconds by thread name (threads of one name summed): sightline.sink.h264 is the
+    H.264 encoder, sightline.lws the service thread that sends to every client."""
+    out = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            head, tail = (task / "stat").read_text().rsplit(")", 1)
+        except OSError:
+            continue
+        name = head.split("(", 1)[1]
+        fields = tail.split()
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return out
+
+
 def rss_mib(pid: int):
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -232,6 +247,7 @@ async def run(args, host: str, port: int, pid):
         state0["_t"] = time.time()
         if pid is not None:
             cpu["start"] = (cpu_seconds(pid), time.monotonic())
+            cpu["threads"] = thread_cpu_seconds(pid)
         while time.time() < t_end:
             if pid is not None:
                 v = rss_mib(pid)
@@ -243,12 +259,17 @@ async def run(args, host: str, port: int, pid):
     await asyncio.gather(sampler(), *(run_client(c, ws_url, t_start, t_end) for c in clients))
     if pid is not None and "start" in cpu:
         used, began = cpu["start"]
-        state_cores = (cpu_seconds(pid) - used) / (time.monotonic() - began)
+        elapsed = time.monotonic() - began
+        state_cores = (cpu_seconds(pid) - used) / elapsed
+        threads_now = thread_cpu_seconds(pid)
+        thread_cores = {name: round((threads_now[name] - cpu["threads"].get(name, 0.0)) / elapsed, 3)
+                        for name in threads_now if threads_now[name] - cpu["threads"].get(name, 0.0) > 0}
     else:
-        state_cores = None
+        state_cores, thread_cores = None, None
     state1 = await asyncio.to_thread(get_state, host, port)
     state1["_t"] = time.time()
     state1["_cores"] = state_cores
+    state1["_threadCores"] = thread_cores
     return clients, state0, state1, rss
 
 
@@ -379,6 +400,7 @@ def main():
         "perClient": per_client,
         "server": {
             "cores": round(s1["_cores"], 3) if s1.get("_cores") is not None else None,
+            "coresByThread": s1.get("_threadCores"),
             "fps": s1.get("fps"),
             "processedFpsOverRun": round(frames["processed"] / dt, 2) if frames and dt else None,
             "framesDelta": frames,

@@ -45,7 +45,10 @@ public final class CaptureLoop: @unchecked Sendable {
     public var status: SourceStatus { lock.withLock { currentStatus } }
 
     public func start() {
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            Thread.setOSName("sightline.capture")
+            run()
+        }
         thread.name = "sightline.capture"
         thread.stackSize = 1 << 20
         lock.withLock { self.thread = thread }

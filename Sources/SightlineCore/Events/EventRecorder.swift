@@ -101,6 +101,7 @@ public final class EventRecorder: Sendable {
     public func start() {
         started.store(true, ordering: .sequentiallyConsistent)
         let thread = Thread { [self] in
+            Thread.setOSName("sightline.events")
             BackgroundPriority.lowerCurrentThread()
             let cropper: EventCropper?
             do {

@@ -45,6 +45,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         self.detector = detector
         self.limit = limit
         let thread = Thread { [self] in
+            Thread.setOSName("sightline.faces")
             BackgroundPriority.lowerCurrentThread(by: BackgroundPriority.faceNiceness)
             run()
         }

@@ -119,6 +119,7 @@ public final class MQTTPublisher: Sendable {
     public func start() {
         control.withLock { $0.started = true }
         let thread = Thread { [self] in
+            Thread.setOSName("sightline.mqtt")
             MQTTSession(publisher: self).run()
             finished.signal()
         }

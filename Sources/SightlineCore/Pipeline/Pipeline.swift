@@ -60,6 +60,7 @@ public final class Pipeline: @unchecked Sendable {
     public func start() {
         control.withLock { $0.started = true }
         let thread = Thread { [self] in
+            Thread.setOSName("sightline.pipeline")
             while !control.withLock({ $0.stopRequested }) {
                 let idleSince = MonotonicClock.nanos()
                 guard let frame = mailbox.take(timeout: 0.25) else { continue }

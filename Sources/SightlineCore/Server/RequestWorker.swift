@@ -28,6 +28,7 @@ public final class RequestWorker: Sendable {
     public func start() {
         started.store(true, ordering: .sequentiallyConsistent)
         let thread = Thread { [self] in
+            Thread.setOSName("sightline.requests")
             BackgroundPriority.lowerCurrentThread()
             loop: while true {
                 waiting.wait()

@@ -146,7 +146,10 @@ public final class StreamServer: @unchecked Sendable {
         let handle = ContextHandle(pointer: context, protocols: protocols)
         control.withLock { $0.context = handle }
         worker.start()
-        let thread = Thread { [self] in serviceLoop(handle) }
+        let thread = Thread { [self] in
+            Thread.setOSName("sightline.lws")
+            serviceLoop(handle)
+        }
         thread.name = "sightline.lws"
         thread.start()
     }

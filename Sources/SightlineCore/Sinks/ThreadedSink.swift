@@ -41,7 +41,9 @@ public final class ThreadedSink: FrameSink {
         let mailbox = self.mailbox
         let consumer = self.consumer
         let finished = self.finished
+        let threadName = "sightline.sink.\(name)"
         let thread = Thread {
+            Thread.setOSName(threadName)
             while true {
                 if let frame = mailbox.take(timeout: 0.5) {
                     consumer.value.consume(frame)
@@ -53,7 +55,7 @@ public final class ThreadedSink: FrameSink {
             consumer.value.finish()
             finished.signal()
         }
-        thread.name = "sightline.sink.\(name)"
+        thread.name = threadName
         started.store(true, ordering: .sequentiallyConsistent)
         thread.start()
     }

@@ -59,6 +59,7 @@ public final class WatchdogSink: FrameSink {
         guard let interval else { return }
         started.store(true, ordering: .sequentiallyConsistent)
         let thread = Thread { [self] in
+            Thread.setOSName("sightline.watchdog")
             let step = UInt64(interval / 2 * 1e9)
             var next = MonotonicClock.nanos() + step
             while !stopRequested.load(ordering: .relaxed) {
