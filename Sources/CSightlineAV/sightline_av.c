@@ -68,7 +68,7 @@ static enum AVPixelFormat input_format(int channels) {
 
 sl_av_encoder *sl_av_encoder_open(int width, int height, int fps_num, int fps_den, const char *preset,
                                   const char *tune, int crf, int bitrate_kbps, int keyint, int threads,
-                                  sl_av_error *err) {
+                                  const char *x264_params, sl_av_error *err) {
     pthread_once(&log_once, quiet_log);
     clear(err);
     if (width < 2 || height < 2 || (width | height) & 1) {
@@ -122,7 +122,11 @@ sl_av_encoder *sl_av_encoder_open(int width, int height, int fps_num, int fps_de
     if (bitrate_kbps <= 0 && (status = av_opt_set_double(ctx->priv_data, "crf", crf, 0)) < 0) goto failed;
     if ((status = av_opt_set_int(ctx->priv_data, "forced-idr", 1, 0)) < 0) goto failed;
     // SPS and PPS before every IDR, so a viewer can start at any keyframe.
-    if ((status = av_opt_set(ctx->priv_data, "x264-params", "repeat-headers=1", 0)) < 0) goto failed;
+    char params[1024];
+    int written = snprintf(params, sizeof params, "repeat-headers=1%s%s", x264_params && *x264_params ? ":" : "",
+                           x264_params ? x264_params : "");
+    if (written < 0 || (size_t)written >= sizeof params) { status = AVERROR(EINVAL); goto failed; }
+    if ((status = av_opt_set(ctx->priv_data, "x264-params", params, 0)) < 0) goto failed;
 
     step = "opening libx264";
     if ((status = avcodec_open2(ctx, codec, NULL)) < 0) goto failed;

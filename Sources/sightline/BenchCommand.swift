@@ -49,6 +49,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "--h264: x264 tune, which must include zerolatency (default: the encoder's).")
     var tune: String?
 
+    @Option(help: "--h264: more x264 options, key=value:key=value (x264's --x264-params).")
+    var x264Params: String?
+
     @Option(help: "--h264: seconds between keyframes (default: the encoder's).")
     var keyframeSeconds: Double?
 
@@ -92,6 +95,7 @@ struct BenchCommand: ParsableCommand {
         var encoder = H264Encoder.Settings()
         if let preset { encoder.preset = preset }
         if let tune { encoder.tune = tune }
+        if let x264Params { encoder.x264Params = x264Params }
         if let keyframeSeconds { encoder.keyframeSeconds = keyframeSeconds }
         if let crf { encoder.crf = crf }
         if let bitrate { encoder.bitrateKbps = bitrate }

@@ -53,10 +53,12 @@ typedef struct sl_av_picture {
 // is the constant quality (used when bitrate_kbps is 0); bitrate_kbps > 0
 // asks for that average bitrate with a one-second VBV buffer instead.
 // `threads` 1 keeps the encoder on the calling thread; more gives x264
-// sliced threads (one slice per thread). NULL on failure, with err set.
+// sliced threads (one slice per thread). `x264_params` (NULL or empty:
+// none) are more x264 options, `key=value:key=value` as x264's --x264-params
+// takes them. NULL on failure, with err set.
 sl_av_encoder *sl_av_encoder_open(int width, int height, int fps_num, int fps_den, const char *preset,
                                   const char *tune, int crf, int bitrate_kbps, int keyint, int threads,
-                                  sl_av_error *err);
+                                  const char *x264_params, sl_av_error *err);
 
 // Encodes one picture: `pixels` are `channels` bytes a pixel (3: BGR24,
 // 4: BGRX, 1: gray), rows `stride` bytes apart, at least the encoder's

@@ -149,6 +149,7 @@ public struct ServeSettings: Sendable {
             if let v = video.bitrateKbps { self.video.encoder.bitrateKbps = v > 0 ? v : nil }
             if let v = video.keyframeSeconds { self.video.encoder.keyframeSeconds = v }
             if let v = video.threads { self.video.encoder.threads = v }
+            if let v = video.x264Params { self.video.encoder.x264Params = v.isEmpty ? nil : v }
             if let v = video.low { self.video.lowEnabled = v }
             if let v = video.lowScale { self.video.lowScale = v }
             if let v = video.lowMaxFps { self.video.lowMaxFPS = v }

@@ -110,6 +110,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var bitrateKbps: Int?
         public var keyframeSeconds: Double?
         public var threads: Int?
+        public var x264Params: String?
         public var low: Bool?
         public var lowScale: Double?
         public var lowMaxFps: Double?
@@ -139,7 +140,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
     static let knownKeys: [String: Set<String>] = [
         "": ["server", "access", "tls", "source", "demo", "jpeg", "templates", "faces", "dataDir", "token", "logLevel",
              "camera", "events", "mqtt", "video"],
-        "video": ["h264", "preset", "crf", "bitrateKbps", "keyframeSeconds", "threads", "low", "lowScale", "lowMaxFps",
+        "video": ["h264", "preset", "crf", "bitrateKbps", "keyframeSeconds", "threads", "x264Params", "low", "lowScale", "lowMaxFps",
                   "lowKbps", "maxLagSeconds"],
         "events": ["enabled", "minSeconds", "endAfterSeconds", "updateSeconds", "minUpdateSeconds", "maxEvents",
                    "maxAgeDays", "maxMegabytes"],
