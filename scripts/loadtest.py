@@ -170,14 +170,21 @@ def appear_delays(log, fps):
     return delays
 
 
+HANDSHAKES = None  # asyncio.Semaphore, made in run()
+
+
 async def run_client(c: Client, ws_url: str, t_start: float, t_end: float) -> None:
     from websockets.asyncio.client import connect
     from websockets.exceptions import ConnectionClosed
 
     try:
-        async with connect(ws_url, open_timeout=10, close_timeout=3, max_size=16 * 1024 * 1024,
-                           compression=None, proxy=None, user_agent_header="sightline-loadtest",
-                           **({"ssl": TLS_CONTEXT} if TLS_CONTEXT else {})) as ws:
+        # A few handshakes at a time: the server takes at most 16 unfinished
+        # connections from one address and closes the rest at once.
+        async with HANDSHAKES:
+            ws = await connect(ws_url, open_timeout=10, close_timeout=3, max_size=16 * 1024 * 1024,
+                               compression=None, proxy=None, user_agent_header="sightline-loadtest",
+                               **({"ssl": TLS_CONTEXT} if TLS_CONTEXT else {}))
+        async with ws:
             pending = None
             while True:
                 remaining = t_end - time.time()
@@ -231,6 +238,8 @@ async def run_client(c: Client, ws_url: str, t_start: float, t_end: float) -> No
 
 
 async def run(args, host: str, port: int, pid):
+    global HANDSHAKES
+    HANDSHAKES = asyncio.Semaphore(8)
     ws_url = f"{'wss' if TLS_CONTEXT else 'ws'}://{host}:{port}/ws" + ("?video=h264" if args.video == "h264" else "")
     clients = [Client(i) for i in range(args.clients)]
     t_start = time.time() + args.warmup
