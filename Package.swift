@@ -70,7 +70,7 @@ let package = Package(
         // a C shim with an opaque encoder and decoder.
         .target(
             name: "CSightlineAV",
-            linkerSettings: [.linkedLibrary("avcodec"), .linkedLibrary("swscale"), .linkedLibrary("avutil")]
+            linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("swscale"), .linkedLibrary("avutil")]
         ),
         .target(
             name: "SightlineCore",

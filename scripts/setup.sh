@@ -10,7 +10,7 @@ debian_packages=(
   pkg-config libopencv-dev opencv-data libwebsockets-dev libv4l-dev libturbojpeg0-dev  # build
   libsystemd-dev zlib1g-dev libmosquitto-dev libpng-dev                                # build: sd_notify, inflate checks, MQTT, PNG files
   libssl-dev                                                                           # build: certificates, SHA-256 (OpenSSL)
-  libavcodec-dev libswscale-dev libavutil-dev                                          # build: H.264 (libx264 through libavcodec)
+  libavcodec-dev libavformat-dev libswscale-dev libavutil-dev                          # build: H.264 (libx264 through libavcodec), publishing (libavformat)
   chromium chromium-driver python3-pip systemd mosquitto ffmpeg                        # tests (systemd-analyze, an MQTT broker, ffmpeg and ffprobe as clients)
 )
 command -v node >/dev/null 2>&1 || debian_packages+=(nodejs)

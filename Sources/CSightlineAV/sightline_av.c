@@ -270,3 +270,120 @@ void sl_av_decoder_close(sl_av_decoder *dec) {
     free(dec->bgr);
     free(dec);
 }
+
+// --- muxer (publishing to a relay) -------------------------------------------
+
+#include <libavformat/avformat.h>
+#include <stdatomic.h>
+#include <time.h>
+
+struct sl_av_muxer {
+    AVFormatContext *fmt;
+    AVStream *stream;
+    AVPacket *packet;
+    int header_written;
+    int timeout_ms;
+    int64_t deadline_ns;          // the blocking call under way gives up after this
+    atomic_int interrupted;       // set by sl_av_muxer_interrupt (any thread)
+};
+
+static int64_t monotonic_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+// libavformat calls this while it blocks (connecting, writing): nonzero stops it.
+static int muxer_interrupt(void *opaque) {
+    sl_av_muxer *m = opaque;
+    return atomic_load(&m->interrupted) || monotonic_ns() > m->deadline_ns;
+}
+
+static void arm(sl_av_muxer *m) { m->deadline_ns = monotonic_ns() + (int64_t)m->timeout_ms * 1000000; }
+
+sl_av_muxer *sl_av_muxer_open(const char *url, const char *format, int width, int height,
+                              const uint8_t *extradata, size_t extradata_size, int timeout_ms, sl_av_error *err) {
+    pthread_once(&log_once, quiet_log);
+    clear(err);
+    if (!url || !format || width < 2 || height < 2 || !extradata || extradata_size == 0 || timeout_ms < 1) {
+        fail(err, -1, "url, format, size, SPS/PPS and timeout are required");
+        return NULL;
+    }
+    sl_av_muxer *m = calloc(1, sizeof *m);
+    if (!m) { fail(err, AVERROR(ENOMEM), "muxer"); return NULL; }
+    m->timeout_ms = timeout_ms;
+    atomic_init(&m->interrupted, 0);
+    AVDictionary *options = NULL;
+    int status = avformat_alloc_output_context2(&m->fmt, NULL, format, url);
+    const char *step = "no libavformat muxer for this format";
+    if (status < 0 || !m->fmt) goto failed;
+    m->fmt->interrupt_callback.callback = muxer_interrupt;
+    m->fmt->interrupt_callback.opaque = m;
+    step = "making the video stream";
+    m->stream = avformat_new_stream(m->fmt, NULL);
+    m->packet = av_packet_alloc();
+    if (!m->stream || !m->packet) { status = AVERROR(ENOMEM); goto failed; }
+    AVCodecParameters *par = m->stream->codecpar;
+    par->codec_type = AVMEDIA_TYPE_VIDEO;
+    par->codec_id = AV_CODEC_ID_H264;
+    par->width = width;
+    par->height = height;
+    par->extradata = av_mallocz(extradata_size + AV_INPUT_BUFFER_PADDING_SIZE);
+    if (!par->extradata) { status = AVERROR(ENOMEM); goto failed; }
+    memcpy(par->extradata, extradata, extradata_size);
+    par->extradata_size = (int)extradata_size;
+    m->stream->time_base = (AVRational){1, 1000};
+    if (strcmp(format, "rtsp") == 0) av_dict_set(&options, "rtsp_transport", "tcp", 0);
+    arm(m);
+    if (!(m->fmt->oformat->flags & AVFMT_NOFILE)) {
+        step = "connecting";
+        if ((status = avio_open2(&m->fmt->pb, url, AVIO_FLAG_WRITE, &m->fmt->interrupt_callback, &options)) < 0)
+            goto failed;
+    }
+    step = "starting the stream (the relay refused it, or did not answer)";
+    if ((status = avformat_write_header(m->fmt, &options)) < 0) goto failed;
+    m->header_written = 1;
+    av_dict_free(&options);
+    return m;
+
+failed:
+    av_dict_free(&options);
+    fail(err, status < 0 ? status : -1, step);
+    sl_av_muxer_close(m);
+    return NULL;
+}
+
+int sl_av_muxer_write(sl_av_muxer *m, const uint8_t *data, size_t size, int64_t pts_ms, int is_key, sl_av_error *err) {
+    clear(err);
+    if (size == 0 || size > INT32_MAX - AV_INPUT_BUFFER_PADDING_SIZE) return fail(err, -1, "access unit size");
+    av_packet_unref(m->packet);
+    int status = av_new_packet(m->packet, (int)size);
+    if (status < 0) return fail(err, status, "av_new_packet");
+    memcpy(m->packet->data, data, size);
+    m->packet->stream_index = 0;
+    m->packet->pts = m->packet->dts = av_rescale_q(pts_ms, (AVRational){1, 1000}, m->stream->time_base);
+    if (is_key) m->packet->flags |= AV_PKT_FLAG_KEY;
+    arm(m);
+    if ((status = av_write_frame(m->fmt, m->packet)) < 0) return fail(err, status, "sending to the relay");
+    if (m->fmt->pb) avio_flush(m->fmt->pb);
+    if (m->fmt->pb && m->fmt->pb->error < 0) return fail(err, m->fmt->pb->error, "sending to the relay");
+    return 0;
+}
+
+void sl_av_muxer_interrupt(sl_av_muxer *m) {
+    if (m) atomic_store(&m->interrupted, 1);
+}
+
+void sl_av_muxer_close(sl_av_muxer *m) {
+    if (!m) return;
+    if (m->fmt) {
+        if (m->header_written && !atomic_load(&m->interrupted)) {
+            arm(m);
+            av_write_trailer(m->fmt);
+        }
+        if (m->fmt->pb && !(m->fmt->oformat->flags & AVFMT_NOFILE)) avio_closep(&m->fmt->pb);
+        avformat_free_context(m->fmt);
+    }
+    av_packet_free(&m->packet);
+    free(m);
+}

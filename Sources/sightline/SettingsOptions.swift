@@ -53,6 +53,10 @@ struct SettingsOptions: ParsableArguments {
     @Option(name: .customLong("offer-source"), help: "Another source for the browser's selector; repeatable.")
     var offeredSources: [String] = []
 
+    @Option(name: .customLong("publish"),
+            help: "Publish the H.264 stream (SEI boxes included) to this rtsp:// or rtmp:// relay; repeatable. ${NAME} is taken from the environment.")
+    var publish: [String] = []
+
     @Option(help: ArgumentHelp("Test hook: every frame spends this long in the pipeline.", visibility: .hidden))
     var debugStageDelayMs: Double?
 
@@ -83,6 +87,7 @@ struct SettingsOptions: ParsableArguments {
         if noFaces { settings.facesEnabled = false }
         if let maxFaces { settings.maxFaces = maxFaces }
         if !offeredSources.isEmpty { settings.offeredSources += offeredSources }
+        if !publish.isEmpty { settings.publish += publish }
         settings.faceModel = FaceDetectorFactory.resolveModelPath(flag: faceModel, environment: ProcessInfo.processInfo.environment,
                                                                   configured: settings.faceModel)
         do {

@@ -82,6 +82,29 @@ int sl_av_decoder_decode(sl_av_decoder *dec, const uint8_t *data, size_t size, i
 
 void sl_av_decoder_close(sl_av_decoder *dec);
 
+// --- muxer: publishing H.264 to a relay (RTSP ANNOUNCE/RECORD over TCP, RTMP) ---
+typedef struct sl_av_muxer sl_av_muxer;
+
+// Opens `url` with libavformat's `format` ("rtsp", "flv" for rtmp://) for one
+// H.264 stream of width x height whose SPS and PPS are `extradata` (Annex B),
+// and writes the header (for RTSP: ANNOUNCE with the SDP, SETUP, RECORD, over
+// TCP). Every blocking step gives up after `timeout_ms` (or when interrupted).
+// NULL on failure, with err set.
+sl_av_muxer *sl_av_muxer_open(const char *url, const char *format, int width, int height,
+                              const uint8_t *extradata, size_t extradata_size, int timeout_ms, sl_av_error *err);
+
+// Sends one access unit (Annex B; the muxer converts where its format needs
+// it) with its presentation time in milliseconds, increasing. 0 or the error.
+int sl_av_muxer_write(sl_av_muxer *m, const uint8_t *data, size_t size, int64_t pts_ms, int is_key,
+                      sl_av_error *err);
+
+// Any thread: makes the muxer's blocking call under way (and any later one)
+// give up at once, so the owner can close it without waiting for the network.
+void sl_av_muxer_interrupt(sl_av_muxer *m);
+
+// Ends the stream (the trailer, unless interrupted) and frees everything.
+void sl_av_muxer_close(sl_av_muxer *m);
+
 #ifdef __cplusplus
 }
 #endif

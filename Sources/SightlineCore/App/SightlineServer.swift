@@ -16,6 +16,8 @@ public final class SightlineServer: Sendable {
     /// Encodes H.264 for `/ws?video=h264` viewers (nil: video.h264 off).
     private let h264: H264Sink?
     private let videoStats: VideoStats
+    /// One per `publish:` target (none without).
+    public let publishers: [Publisher]
     private let server: StreamServer
     private let logger: Logger
     /// Events, snapshots and MQTT; nil with events.enabled false.
@@ -59,13 +61,16 @@ public final class SightlineServer: Sendable {
         sourceRate.withLock { $0 = { capture.status.format?.fps ?? settings.cameraFPS } }
         self.h264 = h264
         self.videoStats = videoStats
+        let targets = try settings.publish.map { try PublishTarget.parse($0, environment: environment) }
+        publishers = h264.map { sink in targets.map { Publisher(target: $0, feed: sink.feed, logger: logger) } } ?? []
+        let publishers = self.publishers
         events?.watch(templates: camera.templates, faces: camera.faceService)
         self.events = events
         self.camera = camera
         self.stream = stream
         let tls = try Self.tlsFiles(settings: settings, logger: logger)
         let server = Self.makeServer(settings: settings, camera: camera, stream: stream,
-                                     video: (h264?.feed, videoStats), tokens: tokens, tls: tls,
+                                     video: (h264?.feed, videoStats), publishers: publishers, tokens: tokens, tls: tls,
                                      startedAt: startedAt, events: events?.api(namer: Self.eventNamer(events, camera, settings, logger)),
                                      logger: logger)
         self.server = server
@@ -90,6 +95,7 @@ public final class SightlineServer: Sendable {
         stream.connect(wake: { server.wake() })
         h264?.connect(wake: { server.wake() })
         try camera.start()
+        for publisher in publishers { publisher.start() }
         logger.info("serving", metadata: ["url": "\(settings.tlsEnabled ? "https" : "http")://\(settings.host):\(server.boundPort)/",
                                           "source": "\(settings.source)"])
         ServiceManager.ready(status: "serving \(settings.source) on \(settings.host):\(server.boundPort)")
@@ -97,6 +103,7 @@ public final class SightlineServer: Sendable {
 
     public func stop() {
         ServiceManager.stopping()
+        for publisher in publishers { publisher.stop() }
         camera.stop()
         stream.connect(wake: nil)
         h264?.connect(wake: nil)
@@ -104,34 +111,38 @@ public final class SightlineServer: Sendable {
     }
 
     public func state() -> ServerState {
-        Self.state(camera: camera, startedAt: startedAt, video: (h264?.feed, videoStats))
+        Self.state(camera: camera, startedAt: startedAt, video: (h264?.feed, videoStats), publishers: publishers)
     }
 
     public func metricsText() -> String {
         var status: (@Sendable () -> EventStatus)?
         if let events { status = { events.status } }
-        return Self.metrics(camera: camera, startedAt: startedAt, video: (h264?.feed, videoStats), events: status)
+        return Self.metrics(camera: camera, startedAt: startedAt, video: (h264?.feed, videoStats), publishers: publishers,
+                            events: status)
     }
 
     // MARK: - Assembly of the HTTP side
 
-    static func state(camera: CameraGraph, startedAt: UInt64, video: (feed: VideoFeed?, stats: VideoStats)) -> ServerState {
+    static func state(camera: CameraGraph, startedAt: UInt64, video: (feed: VideoFeed?, stats: VideoStats),
+                      publishers: [Publisher]) -> ServerState {
         let snapshot = camera.stats.snapshot()
         var state = ServerState(version: SightlineVersion.string, uptimeSeconds: uptime(since: startedAt),
                                 status: camera.capture.status, stats: snapshot, templates: camera.templates.all,
                                 faces: camera.facesInfo, sinks: camera.sinkCounts)
         state.video = video.stats.snapshot(feed: video.feed, webSocketClients: snapshot.webSocketClients)
+        state.publish = publishers.isEmpty ? nil : publishers.map(\.snapshot)
         return state
     }
 
     static func metrics(camera: CameraGraph, startedAt: UInt64, video: (feed: VideoFeed?, stats: VideoStats),
-                        events: (@Sendable () -> EventStatus)?) -> String {
+                        publishers: [Publisher], events: (@Sendable () -> EventStatus)?) -> String {
         let snapshot = camera.stats.snapshot()
         return PrometheusText.render(stats: snapshot, status: camera.capture.status,
                                      templates: camera.templates.all.count, uptime: uptime(since: startedAt),
                                      sinks: camera.sinkCounts)
             + PrometheusText.render(video: video.stats.snapshot(feed: video.feed, webSocketClients: snapshot.webSocketClients),
                                     encode: video.stats.encodeHistograms())
+            + (publishers.isEmpty ? "" : PrometheusText.render(publish: publishers.map(\.snapshot)))
             + (events.map { PrometheusText.render(events: $0()) } ?? "")
     }
 
@@ -165,7 +176,8 @@ public final class SightlineServer: Sendable {
     }
 
     private static func makeServer(settings: ServeSettings, camera: CameraGraph, stream: StreamSink,
-                                   video videoParts: (feed: VideoFeed?, stats: VideoStats), tokens: TokenStore, tls: TLSFiles?,
+                                   video videoParts: (feed: VideoFeed?, stats: VideoStats), publishers: [Publisher],
+                                   tokens: TokenStore, tls: TLSFiles?,
                                    startedAt: UInt64, events: EventAPI?, logger: Logger) -> StreamServer {
         let capture = camera.capture
         let templates = TemplateAPI(library: camera.templates, store: camera.templateStore,
@@ -179,8 +191,9 @@ public final class SightlineServer: Sendable {
                                  switchTo: { spec in try camera.switchSource(to: spec) },
                                  isAdmin: { request in Routes.isAdmin(auth, request) })
         let router = Routes.router(Routes.Parts(
-            state: { state(camera: camera, startedAt: startedAt, video: videoParts) },
-            metrics: { metrics(camera: camera, startedAt: startedAt, video: videoParts, events: events?.status) },
+            state: { state(camera: camera, startedAt: startedAt, video: videoParts, publishers: publishers) },
+            metrics: { metrics(camera: camera, startedAt: startedAt, video: videoParts, publishers: publishers,
+                               events: events?.status) },
             latestFrame: { stream.slot.latest },
             staticFiles: StaticFiles(root: ResourceLocator.locate(settings.webRoot)),
             templates: templates, sources: sources, faces: camera.faceService.map { FaceAPI(service: $0) },

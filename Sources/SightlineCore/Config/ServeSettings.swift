@@ -32,6 +32,8 @@ public struct ServeSettings: Sendable {
     public var debugStageDelayMs = 0.0
     /// Further sources offered in the browser's selector (GET /api/sources).
     public var offeredSources: [String] = []
+    /// Relays the H.264 stream is published to (`publish:`, `--publish`; PublishTarget).
+    public var publish: [String] = []
     public var facesEnabled = true
     /// YuNet ONNX model; nil runs the Haar fallback.
     public var faceModel: String?
@@ -167,6 +169,7 @@ public struct ServeSettings: Sendable {
         if let v = config.token, !v.isEmpty { token = v }
         if let v = config.logLevel { logLevel = v }
         if let v = config.source?.offer { offeredSources = v }
+        if let v = config.publish { publish = v }
         if let v = config.faces?.enabled { facesEnabled = v }
         if let v = config.faces?.model, !v.isEmpty { faceModel = v }
         if let v = config.faces?.maxFaces { maxFaces = v }
@@ -241,6 +244,10 @@ public struct ServeSettings: Sendable {
         guard debugStageDelayMs >= 0 else { throw ConfigError.invalid("--debug-stage-delay-ms must be >= 0") }
         _ = try SourceSpec.parse(source)
         for offered in offeredSources { _ = try SourceSpec.parse(offered) }
+        for target in publish { _ = try PublishTarget.parse(target, environment: ProcessInfo.processInfo.environment) }
+        if !publish.isEmpty && !video.h264Enabled {
+            throw ConfigError.invalid("publish needs H.264: video.h264 is false")
+        }
         guard (1...100).contains(maxFaces) else { throw ConfigError.invalid("faces.maxFaces must be 1-100, got \(maxFaces)") }
         guard (1...30).contains(faceDetectEvery) else {
             throw ConfigError.invalid("faces.detectEvery must be 1 to 30, got \(faceDetectEvery)")

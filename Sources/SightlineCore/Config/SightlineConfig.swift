@@ -120,6 +120,8 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
 
     public var server: Server?
     public var video: Video?
+    /// rtsp:// and rtmp:// relays the H.264 stream is published to.
+    public var publish: [String]?
     /// Names this server in events and MQTT topics (default: the host name).
     public var camera: String?
     public var events: Events?
@@ -139,7 +141,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
 
     static let knownKeys: [String: Set<String>] = [
         "": ["server", "access", "tls", "source", "demo", "jpeg", "templates", "faces", "dataDir", "token", "logLevel",
-             "camera", "events", "mqtt", "video"],
+             "camera", "events", "mqtt", "video", "publish"],
         "video": ["h264", "preset", "crf", "bitrateKbps", "keyframeSeconds", "threads", "x264Params", "low", "lowScale", "lowMaxFps",
                   "lowKbps", "maxLagSeconds"],
         "events": ["enabled", "minSeconds", "endAfterSeconds", "updateSeconds", "minUpdateSeconds", "maxEvents",

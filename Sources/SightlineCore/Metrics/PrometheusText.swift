@@ -107,6 +107,25 @@ public enum PrometheusText {
         return out
     }
 
+    /// Each publish target, labelled by its URL without credentials.
+    public static func render(publish: [PublishStatus]) -> String {
+        var out = ""
+        func metric(_ name: String, _ type: String, _ help: String, _ value: (PublishStatus) -> Double) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+            for target in publish {
+                let label = target.url.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                out += "\(name){target=\"\(label)\"} \(format(value(target)))\n"
+            }
+        }
+        metric("sightline_publish_up", "gauge", "1 while access units go out to the relay.") { $0.state == .publishing ? 1 : 0 }
+        metric("sightline_publish_frames_total", "counter", "Access units sent to the relay.") { Double($0.frames) }
+        metric("sightline_publish_bytes_total", "counter", "Bytes of access units sent to the relay.") { Double($0.bytes) }
+        metric("sightline_publish_dropped_frames_total", "counter",
+               "Frames that did not reach the relay (it was slow or away).") { Double($0.drops) }
+        metric("sightline_publish_reconnects_total", "counter", "Connections to the relay after the first.") { Double($0.reconnects) }
+        return out
+    }
+
     /// Events and MQTT (appended while events are on).
     public static func render(events: EventStatus) -> String {
         var out = ""

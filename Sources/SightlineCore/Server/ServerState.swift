@@ -76,6 +76,8 @@ public struct ServerState: Codable, Sendable {
     public var storage: Storage
     /// H.264 and JPEG on /ws: viewers, encode time, bytes per frame, keyframes, skips (nil where not served).
     public var video: VideoStats.Snapshot?
+    /// Each `publish:` target (absent without any; admins only).
+    public var publish: [PublishStatus]?
 
     public init(version: String, uptimeSeconds: Double, status: SourceStatus, stats: PipelineStats.Snapshot,
                 templates: [Template], faces: FacesInfo? = nil, sinks: [String: SinkCounts] = [:]) {
@@ -121,6 +123,7 @@ public struct ServerState: Codable, Sendable {
         var state = self
         state.source.spec = SourceSpec.publicForm(source.spec)
         state.source.detail = SourceSpec.redact(source.detail, spec: source.spec)
+        state.publish = nil
         return state
     }
 

@@ -1,0 +1,164 @@
+"""Publishing the H.264 stream to a relay (issue 27), against nginx with the RTMP module: a
+reader of rtmp:// back from nginx gets H.264 whose SEI boxes belong to the very frames they
+come with (a video whose every frame shows its index as a code and as a template's position);
+nginx's HLS fragments carry the SEI too; the relay stopped for 10 s and started again costs the
+browsers nothing, the publisher reconnects within 5 s, and the counters say what was dropped."""
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import http_get, ws_connect
+from h264 import nal_units, sightline_json
+from relay import NginxRTMP
+
+av = pytest.importorskip("av", reason="PyAV not installed (pip install av, Tests/requirements.txt)")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
+import frame_code  # noqa: E402
+
+
+def state(server) -> dict:
+    status, _, body = http_get(server.port, "/api/state", headers={"Authorization": "Bearer " + __import__("conftest").TOKEN})
+    assert status == 200
+    return json.loads(body)
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"not within {timeout} s: {what}")
+
+
+def length_prefixed_units(data: bytes):
+    """(type, unit) of each NAL unit of an AVCC (4-byte length) access unit, as FLV carries them."""
+    units, at = [], 0
+    while at + 4 <= len(data):
+        size = int.from_bytes(data[at:at + 4], "big")
+        unit = data[at + 4:at + 4 + size]
+        if unit:
+            units.append((unit[0] & 0x1F, unit))
+        at += 4 + size
+    return units
+
+
+def boxes_in(units):
+    found = [sightline_json(u) for t, u in units if t == 6]
+    found = [f for f in found if f is not None]
+    return found[0] if len(found) == 1 else None
+
+
+def template_index(boxes):
+    for d in boxes["detections"]:
+        if d["kind"] == "template":
+            return frame_code.index_from_box(d["box"])
+    return None
+
+
+def picture_code(frame):
+    gray = frame.to_ndarray(format="gray")
+    h, w = gray.shape
+    lumas = [int(gray[min(h - 1, int(y * h)), min(w - 1, int(x * w))]) for x, y in frame_code.probe_points()]
+    return frame_code.decode_code(lumas)
+
+
+@pytest.fixture
+def frame_code_video(tmp_path):
+    video, patch = tmp_path / "frame-code.mp4", tmp_path / "patch.png"
+    frame_code.write_video(video, frame_code.PERIOD * 3, 30)
+    frame_code.write_patch(patch)
+    return video, patch
+
+
+def publishing(server):
+    targets = state(server).get("publish") or []
+    return targets and targets[0]["state"] == "publishing" and targets[0]
+
+
+def test_rtmp_readers_of_the_relay_get_every_frame_with_its_own_boxes(sightline, tmp_path, frame_code_video):
+    relay = NginxRTMP(tmp_path / "nginx").start()
+    try:
+        video, patch = frame_code_video
+        server = sightline("--template", f"{patch}=code", "--publish", relay.url(), source=f"file:{video}?pace=native")
+        wait_for(lambda: publishing(server), 15, "the publisher publishing")
+        time.sleep(1.0)
+        container = av.open(relay.url(), timeout=10)
+        stream = container.streams.video[0]
+        boxes_by_pts, codes_by_pts = {}, {}
+        packets = 0
+        for packet in container.demux(stream):
+            if packet.size == 0:
+                continue
+            packets += 1
+            boxes_by_pts[packet.pts] = boxes_in(length_prefixed_units(bytes(packet)))
+            for picture in packet.decode():
+                codes_by_pts[picture.pts] = picture_code(picture)
+            if packets >= 200:
+                break
+        container.close()
+        judged = [(pts, boxes_by_pts[pts], codes_by_pts[pts]) for pts in codes_by_pts
+                  if pts in boxes_by_pts and codes_by_pts[pts] is not None]
+        assert len(judged) >= 150, f"only {len(judged)} pictures with a readable code of {packets} packets"
+        assert all(b is not None for _, b, _ in judged), "an access unit without exactly one Sightline SEI"
+        with_box = [(b, c) for _, b, c in judged if template_index(b) is not None]
+        agree = sum(1 for b, c in with_box if template_index(b) == c)
+        print(f"\nrtmp reader: {agree}/{len(with_box)} pictures carry the boxes of their own frame "
+              f"({len(judged)} pictures judged)")
+        assert len(with_box) >= 0.9 * len(judged)
+        assert agree >= 0.99 * len(with_box)
+        # nginx's HLS output: MPEG-TS fragments whose H.264 keeps the SEI.
+        fragments = sorted(relay.hls_dir.glob("*.ts"))
+        assert fragments, f"no HLS fragments in {relay.hls_dir}: {relay.log()}"
+        ts = av.open(str(fragments[-1]))
+        seis = 0
+        for packet in ts.demux(ts.streams.video[0]):
+            if packet.size and boxes_in(nal_units(bytes(packet))) is not None:
+                seis += 1
+        ts.close()
+        print(f"HLS fragment {fragments[-1].name}: {seis} access units with the Sightline SEI")
+        assert seis > 0
+        target = publishing(server)
+        assert target["frames"] > 0 and target["bytes"] > 0 and target["url"] == relay.url()
+    finally:
+        relay.stop()
+
+
+def test_a_relay_away_for_10_s_costs_the_viewers_nothing_and_is_rejoined_within_5_s(sightline, tmp_path):
+    relay = NginxRTMP(tmp_path / "nginx").start()
+    server = sightline("--publish", relay.url())
+    try:
+        wait_for(lambda: publishing(server), 15, "the publisher publishing")
+        before = publishing(server)
+        relay.stop()
+        stopped_at = time.monotonic()
+        frames = 0
+        with ws_connect(server.port, "/ws") as viewer:
+            while time.monotonic() - stopped_at < 10:
+                meta = json.loads(viewer.recv(timeout=5))
+                viewer.recv(timeout=5)
+                frames += 1
+        fps = frames / (time.monotonic() - stopped_at)
+        away = state(server)["publish"][0]
+        assert away["state"] in ("retrying", "connecting"), away
+        relay = NginxRTMP(tmp_path / "nginx", port=relay.port).start()
+        restarted_at = time.monotonic()
+        back = wait_for(lambda: publishing(server), 10, "publishing again after the relay came back")
+        rejoin = time.monotonic() - restarted_at
+        print(f"\nrelay away 10 s: a JPEG viewer kept {fps:.1f} fps; publishing again {rejoin:.2f} s after the relay "
+              f"came back; reconnects {back['reconnects']}, dropped {back['drops'] - before['drops']} frames")
+        assert fps >= 25
+        assert rejoin <= 5
+        assert back["reconnects"] >= 1
+        assert back["drops"] - before["drops"] >= 200   # about 10 s at 30 fps did not reach the relay
+        status, _, body = http_get(server.port, "/metrics")
+        text = body.decode()
+        assert f'sightline_publish_up{{target="{relay.url()}"}} 1' in text
+        assert "sightline_publish_dropped_frames_total" in text
+    finally:
+        relay.stop()
