@@ -81,7 +81,7 @@ def publishing(server):
     return targets and targets[0]["state"] == "publishing" and targets[0]
 
 
-def test_rtmp_readers_of_the_relay_get_every_frame_with_its_own_boxes(sightline, tmp_path, frame_code_video):
+def test_rtmp_readers_of_the_relay_get_every_frame_with_its_own_boxes(sightline, tmp_path, frame_code_video, capsys):
     relay = NginxRTMP(tmp_path / "nginx").start()
     try:
         video, patch = frame_code_video
@@ -123,6 +123,13 @@ def test_rtmp_readers_of_the_relay_get_every_frame_with_its_own_boxes(sightline,
         ts.close()
         print(f"HLS fragment {fragments[-1].name}: {seis} access units with the Sightline SEI")
         assert seis > 0
+        # The README's PyAV reader, as printed, on the relay's output.
+        from test_readme_examples import readme_sei_reader
+        capsys.readouterr()
+        readme_sei_reader()["print_boxes"](relay.url(), frames=60, timeout=10)
+        printed = capsys.readouterr().out.splitlines()
+        seqs = [int(line.split()[0]) for line in printed]
+        assert len(seqs) >= 55 and seqs == sorted(seqs) and all("template" in line for line in printed[5:])
         target = publishing(server)
         assert target["frames"] > 0 and target["bytes"] > 0 and target["url"] == relay.url()
     finally:

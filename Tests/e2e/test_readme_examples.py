@@ -64,7 +64,17 @@ def test_every_readme_curl_line_runs_as_printed(sightline, testdata, tmp_path):
     server.assert_alive()
 
 
-PYAV_MARKER = "Reading the boxes from the video alone, with PyAV:"
+PYAV_MARKER = "Reading the boxes from the video alone, with PyAV"
+
+
+def readme_sei_reader() -> dict:
+    """The README's PyAV block, run as printed; its functions by name."""
+    text = README.read_text()
+    block = re.search(r"```python\n(.*?)```", text[text.index(PYAV_MARKER):], re.S)
+    assert block, "no ```python block after the PyAV reader's heading in README.md"
+    namespace = {}
+    exec(compile(block.group(1), "README.md", "exec"), namespace)
+    return namespace
 
 
 def test_readme_sei_reader_reads_the_boxes_of_every_frame(sightline, tmp_path, capsys):
@@ -73,11 +83,7 @@ def test_readme_sei_reader_reads_the_boxes_of_every_frame(sightline, tmp_path, c
     pytest.importorskip("av", reason="PyAV not installed (pip install av, Tests/requirements.txt)")
     from conftest import ws_connect
     from h264 import H264Log, receive_h264
-    text = README.read_text()
-    block = re.search(r"```python\n(.*?)```", text[text.index(PYAV_MARKER):], re.S)
-    assert block, "no ```python block after the PyAV reader's heading in README.md"
-    namespace = {}
-    exec(compile(block.group(1), "README.md", "exec"), namespace)
+    namespace = readme_sei_reader()
     server = sightline(source="demo")
     with ws_connect(server.port, "/ws?video=h264") as ws:
         log = receive_h264(ws, H264Log(), frames=60)
@@ -92,6 +98,6 @@ def test_readme_sei_reader_reads_the_boxes_of_every_frame(sightline, tmp_path, c
     recording = tmp_path / "stream.h264"
     recording.write_bytes(b"".join(unit for _, unit, _ in log.frames))
     capsys.readouterr()
-    namespace["print_boxes"](str(recording))
+    namespace["print_boxes"](str(recording), format="h264")
     printed = capsys.readouterr().out.splitlines()
     assert [int(line.split()[0]) for line in printed] == [m["seq"] for m, _, _ in log.frames]
