@@ -1,7 +1,8 @@
 """Nothing slow runs on the libwebsockets service thread: while a viewer watches,
 template uploads (with thumbnails and deletes), a PNG decompression bomb, face naming
 and confirming, and device listing all get their answers, and the viewer's longest
-gap between frames stays under three frame budgets in every phase."""
+gap between frames stays under three frame budgets in every phase (or two budgets more than
+its longest gap over 3 s with no requests, on a machine too loaded for that)."""
 
 import io
 import json
@@ -118,6 +119,13 @@ def test_slow_requests_never_stall_the_viewers(sightline, testdata, tmp_path):
         assert viewer.face_ids, "no face on the stream to name"
         face_id = viewer.face_ids[0]
 
+        # The machine's own noise: the longest gap over 3 s with no requests at all. On a
+        # loaded machine (2 cores shared with builds and other tests) scheduling alone can
+        # delay a frame by more than three budgets; work on the service thread would add to it.
+        start = time.monotonic()
+        time.sleep(3)
+        quiet = viewer.longest_gap(start, time.monotonic())
+
         # (a) ten noisy 600x450 templates: upload, thumbnail, delete.
         start = time.monotonic()
         for i in range(10):
@@ -159,6 +167,8 @@ def test_slow_requests_never_stall_the_viewers(sightline, testdata, tmp_path):
     finally:
         viewer.close()
     assert viewer.error is None, viewer.error
-    print("longest gaps (ms):", {k: round(v * 1000, 1) for k, v in gaps.items()})
+    print("longest gaps (ms):", {k: round(v * 1000, 1) for k, v in gaps.items()}, "with no requests:", round(quiet * 1000, 1))
+    allowed = max(3 * BUDGET_S, quiet + 2 * BUDGET_S)
     for phase, gap in gaps.items():
-        assert gap < 3 * BUDGET_S, f"{phase}: the viewer waited {gap * 1000:.0f} ms for a frame (budget {BUDGET_S * 1000:.0f} ms)"
+        assert gap < allowed, (f"{phase}: the viewer waited {gap * 1000:.0f} ms for a frame (budget {BUDGET_S * 1000:.0f} ms; "
+                               f"{quiet * 1000:.0f} ms with no requests)")
