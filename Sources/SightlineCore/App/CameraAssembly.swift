@@ -133,13 +133,14 @@ public struct CameraAssembly {
         info.maxRate = settings.faceMaxRate
         info.idleRate = settings.faceIdleRate
         logger.info("faces on", metadata: ["detector": "\(detector.name)", "detectEvery": "\(every)"])
-        // A broker takes faces whenever they happen; otherwise they are watched while anyone streams.
+        // A broker takes faces whenever they happen; otherwise they are watched while anyone
+        // streams or a relay is being fed.
         let brokered = settings.mqtt.options(camera: settings.cameraName) != nil
         let stage = FaceStage(detector: detector, tracker: FaceTracker(), service: service,
                               detectEvery: every, limit: settings.maxFaces,
                               policy: FaceDetectionPolicy(maxRate: settings.faceMaxRate, idleRate: settings.faceIdleRate,
                                                           fineEverySeconds: settings.faceFineEverySeconds),
-                              isWatched: { [stats] in brokered || stats.streamingClients > 0 },
+                              isWatched: { [stats] in brokered || stats.isWatched },
                               opticalFlow: settings.faceOpticalFlow,
                               cutDetector: try (detector as? YuNetDetector)?.cutFrameDetector(), stats: stats)
         return Faces(stage: stage, service: service, info: info)

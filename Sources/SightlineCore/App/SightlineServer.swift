@@ -62,7 +62,9 @@ public final class SightlineServer: Sendable {
         self.h264 = h264
         self.videoStats = videoStats
         let targets = try settings.publish.map { try PublishTarget.parse($0, environment: environment) }
-        publishers = h264.map { sink in targets.map { Publisher(target: $0, feed: sink.feed, logger: logger) } } ?? []
+        publishers = h264.map { sink in
+            targets.map { Publisher(target: $0, feed: sink.feed, logger: logger, watching: { stats.publishTarget(up: $0) }) }
+        } ?? []
         let publishers = self.publishers
         events?.watch(templates: camera.templates, faces: camera.faceService)
         self.events = events

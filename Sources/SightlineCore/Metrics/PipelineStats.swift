@@ -41,6 +41,8 @@ public final class PipelineStats: Sendable {
         /// Streaming clients connected now.
         public var webSocketClients = 0
         public var mjpegClients = 0
+        /// Publish targets sending to their relay now (an audience this server cannot count).
+        public var publishTargetsUp = 0
         /// How the face detector is paced now (FaceDetectionPolicy.Mode), nil without faces.
         public var faceMode: FaceDetectionPolicy.Mode?
         /// Face detection passes finished, and their rate.
@@ -145,6 +147,16 @@ public final class PipelineStats: Sendable {
     /// WebSocket and MJPEG clients streaming now.
     public var streamingClients: Int {
         state.withLock { $0.data.webSocketClients + $0.data.mjpegClients }
+    }
+
+    /// A publish target started (+1) or stopped (-1) sending to its relay.
+    public func publishTarget(up change: Int) {
+        state.withLock { $0.data.publishTargetsUp += change }
+    }
+
+    /// Whether anyone may be watching the boxes: a streaming client, or a relay being fed.
+    public var isWatched: Bool {
+        state.withLock { $0.data.webSocketClients + $0.data.mjpegClients + $0.data.publishTargetsUp > 0 }
     }
 
     /// A frame went out to a client. The first client to send a seq counts

@@ -52,11 +52,15 @@ public final class Publisher: Sendable {
     private let wake: (id: UInt64, semaphore: DispatchSemaphore)
     private let finished = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
+    /// Told when publishing starts (+1) and ends (-1): a relay being fed counts as watching.
+    private let watching: @Sendable (Int) -> Void
 
     static let backoffStart = 0.5
     static let backoffMax = 3.0
 
-    public init(target: PublishTarget, feed: VideoFeed, logger: Logger, timeoutSeconds: Double = 5) {
+    public init(target: PublishTarget, feed: VideoFeed, logger: Logger, timeoutSeconds: Double = 5,
+                watching: @escaping @Sendable (Int) -> Void = { _ in }) {
+        self.watching = watching
         self.target = target
         self.feed = feed
         self.logger = logger
@@ -123,9 +127,11 @@ public final class Publisher: Sendable {
         var firstNanos: UInt64 = 0
         var lastMillis: Int64 = -1
         var sent = false
+        var up = false
         defer {
             viewer.leave(feed)
             current.withLock { $0 = nil }
+            if up { watching(-1) }
         }
         while !isStopping {
             let (step, _) = viewer.step(feed, now: MonotonicClock.nanos())
@@ -153,6 +159,8 @@ public final class Publisher: Sendable {
                         firstNanos = unit.capturedNanos
                         logger.notice("publishing", metadata: ["target": "\(target.shown)"])
                         status.withLock { $0.state = .publishing; $0.detail = "" }
+                        up = true
+                        watching(1)
                     }
                 }
                 guard let muxer else { continue }
