@@ -12,6 +12,9 @@ debian_packages=(
   libssl-dev                                                                           # build: certificates, SHA-256 (OpenSSL)
   libavcodec-dev libavformat-dev libswscale-dev libavutil-dev                          # build: H.264 (libx264 through libavcodec), publishing (libavformat)
   chromium chromium-driver python3-pip systemd mosquitto ffmpeg                        # tests (systemd-analyze, an MQTT broker, ffmpeg and ffprobe as clients)
+  python3-gi gir1.2-gst-rtsp-server-1.0                                                # tests: a real RTSP server (gst-rtsp-server, run by Debian's /usr/bin/python3)
+  gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly                                  # tests: RTP (de)payloading, AVI/MJPEG decoding; x264enc for the served H.264
+  gstreamer1.0-plugins-bad                                                             # tests: h264parse (whole access units out of the recording RTSP server)
 )
 command -v node >/dev/null 2>&1 || debian_packages+=(nodejs)
 
