@@ -15,6 +15,7 @@ debian_packages=(
   python3-gi gir1.2-gst-rtsp-server-1.0                                                # tests: a real RTSP server (gst-rtsp-server, run by Debian's /usr/bin/python3)
   gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly                                  # tests: RTP (de)payloading, AVI/MJPEG decoding; x264enc for the served H.264
   gstreamer1.0-plugins-bad                                                             # tests: h264parse (whole access units out of the recording RTSP server)
+  nginx-light libnginx-mod-rtmp                                                        # tests: an RTMP relay (with HLS) to publish to
 )
 command -v node >/dev/null 2>&1 || debian_packages+=(nodejs)
 

@@ -169,3 +169,30 @@ def test_a_relay_away_for_10_s_costs_the_viewers_nothing_and_is_rejoined_within_
         assert "sightline_publish_dropped_frames_total" in text
     finally:
         relay.stop()
+
+
+def test_an_rtsp_target_receives_the_stream_with_its_boxes(sightline, tmp_path):
+    """gst-rtsp-server in RECORD mode as the relay: Sightline ANNOUNCEs and RECORDs over TCP;
+    what the relay writes is H.264 whose every access unit carries the Sightline SEI, and
+    PyAV decodes it without a problem."""
+    from rtsp_server import RtspServer, access_units, require_gst
+    from h264 import decode_all
+    require_gst("record")
+    with RtspServer("record", tmp_path / "rtsp", name="cam") as relay:
+        server = sightline("--publish", relay.url)
+        wait_for(lambda: publishing(server), 20, "the publisher publishing over RTSP")
+        time.sleep(3)
+        sent = publishing(server)
+        server.stop()
+        relay.wait_event("media-unprepared", timeout=20)
+        units = access_units(relay.recorded())
+    assert len(units) >= 60, f"the relay recorded {len(units)} access units"
+    seis = [boxes_in(nal_units(unit)) for unit in units]
+    with_boxes = [s for s in seis if s is not None]
+    print(f"\nRTSP target: {len(units)} access units recorded ({sent['frames']} sent), {len(with_boxes)} with the SEI")
+    assert len(with_boxes) == len(units)
+    seqs = [s["seq"] for s in with_boxes]
+    assert seqs == sorted(seqs)
+    assert sum(1 for s in with_boxes if s["detections"]) >= 0.8 * len(with_boxes)
+    pictures, problems = decode_all(units)
+    assert problems == [] and len(pictures) == len(units)
