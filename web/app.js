@@ -303,6 +303,7 @@ function renderLegend(list) {
 
 // --- server state -----------------------------------------------------------
 
+let peopleLoaded = false;
 new StatePoller(STATE_PATH, {
   onState(state) {
     serverState = state;
@@ -311,6 +312,10 @@ new StatePoller(STATE_PATH, {
     templatesPanel.syncFromState(state.templates);
     sourcesPanel.syncFromState(state.source);
     facesPanel.syncFromState(state.faces);
+    if (state.faces && !peopleLoaded) {
+      peopleLoaded = true;
+      facesPanel.refreshPeople();
+    }
     const source = state.source || {};
     const name = source.name || source.spec || '';
     const dims = source.width && source.height ? `${source.width}x${source.height}` : '';
@@ -469,4 +474,5 @@ observeCanvasSize();
 stream.start();
 sourcesPanel.refresh();
 templatesPanel.refresh();
-facesPanel.refreshPeople();
+// The people list exists only while faces are on: it is loaded once the first state says so
+// (a server with --no-faces answers /api/people with 404, which the browser logs as an error).

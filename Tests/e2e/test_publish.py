@@ -142,6 +142,7 @@ def test_a_relay_away_for_10_s_costs_the_viewers_nothing_and_is_rejoined_within_
     try:
         wait_for(lambda: publishing(server), 15, "the publisher publishing")
         before = publishing(server)
+        processed_before = state(server)["frames"]["processed"]
         relay.stop()
         stopped_at = time.monotonic()
         frames = 0
@@ -151,7 +152,9 @@ def test_a_relay_away_for_10_s_costs_the_viewers_nothing_and_is_rejoined_within_
                 viewer.recv(timeout=5)
                 frames += 1
         fps = frames / (time.monotonic() - stopped_at)
-        away = state(server)["publish"][0]
+        away_state = state(server)
+        away = away_state["publish"][0]
+        processed_away = away_state["frames"]["processed"] - processed_before
         assert away["state"] in ("retrying", "connecting"), away
         relay = NginxRTMP(tmp_path / "nginx", port=relay.port).start()
         restarted_at = time.monotonic()
@@ -159,10 +162,12 @@ def test_a_relay_away_for_10_s_costs_the_viewers_nothing_and_is_rejoined_within_
         rejoin = time.monotonic() - restarted_at
         print(f"\nrelay away 10 s: a JPEG viewer kept {fps:.1f} fps; publishing again {rejoin:.2f} s after the relay "
               f"came back; reconnects {back['reconnects']}, dropped {back['drops'] - before['drops']} frames")
-        assert fps >= 25
+        # The viewer got what the pipeline made meanwhile (30 fps on an idle machine).
+        assert frames >= 0.9 * processed_away, (frames, processed_away)
         assert rejoin <= 5
         assert back["reconnects"] >= 1
-        assert back["drops"] - before["drops"] >= 200   # about 10 s at 30 fps did not reach the relay
+        # At least every frame made while the relay was away is counted as dropped.
+        assert back["drops"] - before["drops"] >= 0.9 * processed_away
         status, _, body = http_get(server.port, "/metrics")
         text = body.decode()
         assert f'sightline_publish_up{{target="{relay.url()}"}} 1' in text
@@ -181,12 +186,11 @@ def test_an_rtsp_target_receives_the_stream_with_its_boxes(sightline, tmp_path):
     with RtspServer("record", tmp_path / "rtsp", name="cam") as relay:
         server = sightline("--publish", relay.url)
         wait_for(lambda: publishing(server), 20, "the publisher publishing over RTSP")
-        time.sleep(3)
-        sent = publishing(server)
+        sent = wait_for(lambda: (p := publishing(server)) and p["frames"] >= 90 and p, 30, "90 frames sent over RTSP")
         server.stop()
         relay.wait_event("media-unprepared", timeout=20)
         units = access_units(relay.recorded())
-    assert len(units) >= 60, f"the relay recorded {len(units)} access units"
+    assert len(units) >= 90, f"the relay recorded {len(units)} access units of {sent['frames']} sent"
     seis = [boxes_in(nal_units(unit)) for unit in units]
     with_boxes = [s for s in seis if s is not None]
     print(f"\nRTSP target: {len(units)} access units recorded ({sent['frames']} sent), {len(with_boxes)} with the SEI")

@@ -21,6 +21,8 @@ final class H264FeedEncoder: FrameConsumer {
         var lastForcedNanos: UInt64 = 0
         var lastEncodedNanos: UInt64 = 0
         var failureLoggedNanos: UInt64 = 0
+        /// Low: frames captured from here on are due (see `encode`).
+        var lowDueNanos: UInt64 = 0
     }
 
     private let feed: VideoFeed
@@ -62,8 +64,8 @@ final class H264FeedEncoder: FrameConsumer {
                 lane.keyframePending = false
                 continue
             }
-            if rendition == .low, lane.lastEncodedNanos != 0,
-               Double(frame.capturedNanos &- lane.lastEncodedNanos) < 0.9e9 / settings.lowMaxFPS {
+            if rendition == .low, lane.lowDueNanos != 0,
+               frame.capturedNanos + UInt64(0.4e9 / settings.lowMaxFPS) < lane.lowDueNanos {
                 continue
             }
             do {
@@ -112,6 +114,15 @@ final class H264FeedEncoder: FrameConsumer {
         let requested = fresh || force
         if force || (fresh && encoded.isKeyframe) { lane.lastForcedNanos = now }
         if encoded.isKeyframe { lane.keyframePending = false }
+        if rendition == .low {
+            // At most lowMaxFPS on average whatever the source's rate: the next frame is due one
+            // interval after this one was due (never sooner than half an interval after it), and
+            // one up to 40 % of an interval early is taken; so 30 fps gives 15, and 20 fps gives
+            // 15 too (three frames in four), not every other frame (10).
+            let interval = UInt64(1e9 / settings.lowMaxFPS)
+            let previous = lane.lowDueNanos == 0 ? frame.capturedNanos : lane.lowDueNanos
+            lane.lowDueNanos = max(previous + interval, frame.capturedNanos + interval / 2)
+        }
         lane.lastEncodedNanos = frame.capturedNanos
         var message = frame.message
         message.jpegBytes = nil

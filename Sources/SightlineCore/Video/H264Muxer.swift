@@ -26,7 +26,7 @@ public final class H264Muxer: @unchecked Sendable {
 
     /// Sends one access unit; `milliseconds` must increase.
     public func write(_ accessUnit: Data, milliseconds: Int64, isKeyframe: Bool) throws {
-        try accessUnit.withUnsafeBytes { bytes in
+        _ = try accessUnit.withUnsafeBytes { bytes in
             try AVError.check { error in
                 sl_av_muxer_write(handle, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, milliseconds,
                                   isKeyframe ? 1 : 0, error)

@@ -6,7 +6,7 @@ import Testing
 /// The H.264 sink's encoding step, run on the test's thread with real x264.
 @Suite("Video: H.264 feed encoder")
 struct H264FeedEncoderTests {
-    func frame(_ seq: UInt64, width: Int = 64, height: Int = 48) -> ProcessedFrame {
+    func frame(_ seq: UInt64, width: Int = 64, height: Int = 48, interval: UInt64 = 33_333_333) -> ProcessedFrame {
         let image = ImageBuffer(width: width, height: height)
         for y in 0..<height {
             for x in 0..<width {
@@ -18,7 +18,7 @@ struct H264FeedEncoderTests {
         }
         let box = Detection.template(label: "logo", score: 0.9, scale: 1, angle: 0,
                                      box: NormalizedBox(x: 0.1, y: 0.2, w: 0.3, h: 0.4))
-        return ProcessedFrame(seq: seq, capturedAt: 1000 + Double(seq) / 30, capturedNanos: seq * 33_333_333,
+        return ProcessedFrame(seq: seq, capturedAt: 1000 + Double(seq) / 30, capturedNanos: seq * interval,
                               width: width, height: height, jpeg: Data([0xFF, 0xD8]), image: image, detections: [box])
     }
 
@@ -86,5 +86,15 @@ struct H264FeedEncoderTests {
         let resized = try #require(feed.newest(.low))
         #expect(resized.seq == 7 && resized.isKeyframe)
         #expect(feed.renditions().first { $0.rendition == .low }?.width == 40)
+    }
+
+    @Test("low from a 20 fps source: three frames in four, 15 fps, not every other frame")
+    func lowRateFromTwentyFPS() {
+        let feed = VideoFeed()
+        let (encoder, _) = makeEncoder(feed, VideoStats())
+        feed.viewerJoined(.low)
+        for seq in UInt64(1)...12 { encoder.consume(frame(seq, interval: 50_000_000)) }
+        let low = (1...12).compactMap { feed.unit(.low, at: UInt64($0)) }.map(\.seq)
+        #expect(low == [1, 2, 4, 5, 6, 8, 9, 10, 12])
     }
 }
