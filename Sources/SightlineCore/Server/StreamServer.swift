@@ -101,6 +101,9 @@ public final class StreamServer: @unchecked Sendable {
     private var admissions: UInt64 = 0                           // service thread
     /// The token store's revocation count when the streams were last checked.
     private var checkedRevocations: UInt64 = 0                 // service thread
+    /// When the token store was last asked (it stats tokens.json): at most every `revocationCheckNanos`.
+    private var revocationsCheckedNanos: UInt64 = 0            // service thread
+    static let revocationCheckNanos: UInt64 = 250_000_000
     private let finished = DispatchSemaphore(value: 0)
     public private(set) var boundPort = 0
 
@@ -387,6 +390,11 @@ public final class StreamServer: @unchecked Sendable {
     /// revoke`, seen through the store's file), streams opened with it end.
     private func endRevokedStreams() {
         guard let tokens = access?.tokens else { return }
+        // Every wake is a frame (JPEG and H.264 each wake it): asking the store, which stats
+        // its file, four times a second is soon enough to end a revoked stream.
+        let now = MonotonicClock.nanos()
+        guard now &- revocationsCheckedNanos >= Self.revocationCheckNanos else { return }
+        revocationsCheckedNanos = now
         let revocations = tokens.revocations
         guard revocations != checkedRevocations else { return }
         checkedRevocations = revocations
