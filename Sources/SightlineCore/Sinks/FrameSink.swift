@@ -9,7 +9,9 @@ import Foundation
 /// never slows the pipeline or another sink.
 ///
 /// Adding a sink is one new file (a `FrameConsumer` run by a `ThreadedSink`,
-/// or a `FrameSink` of its own) and one line in `CameraAssembly.sinks`.
+/// or a `FrameSink` of its own) and its place in the list `SightlineServer`
+/// hands to `CameraAssembly.build(stats:sinks:)` (stream, H.264, watchdog,
+/// events, in that order).
 public protocol FrameSink: AnyObject, Sendable {
     /// Names the sink in `/api/state` and `/metrics`.
     var name: String { get }
