@@ -282,6 +282,17 @@ def ws_connect(port: int, path: str = "/ws", open_timeout: float = 10.0):
                    user_agent_header="sightline-e2e")
 
 
+def terminate(process, timeout: float = 10.0) -> None:
+    """SIGTERM a helper process (a broker, a relay), then SIGKILL if it has not gone within `timeout`."""
+    if process and process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=timeout)
+
+
 class FrameLog:
     """What a /ws client received: frame pairs plus any protocol violations."""
 

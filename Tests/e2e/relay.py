@@ -2,14 +2,14 @@
 loopback port, started and stopped by a test: `live` takes a published stream, plays it back
 to readers at rtmp://127.0.0.1:PORT/live/NAME, and writes HLS into `hls_dir`."""
 
-import shutil
-import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
+
+from conftest import terminate
 
 NGINX = "/usr/sbin/nginx"
 RTMP_MODULE = "/usr/lib/nginx/modules/ngx_rtmp_module.so"
@@ -76,13 +76,7 @@ rtmp {{
         raise RuntimeError("nginx did not listen within 10 s")
 
     def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        terminate(self.process)
         self.process = None
 
     def log(self) -> str:

@@ -10,7 +10,6 @@ import io
 import json
 import os
 import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from conftest import REPO, TOKEN, FrameLog, free_port, http_get, receive_frames
+from conftest import REPO, TOKEN, FrameLog, free_port, http_get, receive_frames, terminate
 from scenes import comings_and_goings
 
 paho = pytest.importorskip("paho.mqtt.client")
@@ -57,13 +56,7 @@ class Broker:
         raise AssertionError("mosquitto did not listen within 10 s")
 
     def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        terminate(self.process)
 
 
 class Subscriber:

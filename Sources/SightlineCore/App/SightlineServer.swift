@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 
 /// The running server: one camera's graph (built by `CameraAssembly`), the
 /// libwebsockets server that streams it and answers the API, and the access
@@ -48,17 +47,17 @@ public final class SightlineServer: Sendable {
         let videoStats = VideoStats()
         let stream = StreamSink(stats: stats, videoStats: videoStats)
         // The source's rate, for the encoder's keyframe interval and rate control; read when an encoder is made.
-        let sourceRate = Mutex<(@Sendable () -> Double)?>(nil)
+        let sourceRate = LockedCallback<Void, Double>()
         let h264 = settings.video.h264Enabled
             ? H264Sink(settings: settings.video, stats: videoStats,
-                       sourceFPS: { sourceRate.withLock { $0 }?() ?? settings.cameraFPS }, logger: logger)
+                       sourceFPS: { sourceRate() ?? settings.cameraFPS }, logger: logger)
             : nil
         let events = settings.events.enabled ? try EventServices(settings: settings, stats: stats, logger: logger) : nil
         let watchdog = WatchdogSink()
         let camera = try assembly.build(stats: stats, sinks: [stream] + (h264.map { [$0] } ?? []) + [watchdog]
                                             + (events.map { [$0.sink] } ?? []))
         let capture = camera.capture
-        sourceRate.withLock { $0 = { capture.status.format?.fps ?? settings.cameraFPS } }
+        sourceRate.setAction { capture.status.format?.fps ?? settings.cameraFPS }
         self.h264 = h264
         self.videoStats = videoStats
         let targets = try settings.publish.map { try PublishTarget.parse($0, environment: environment) }

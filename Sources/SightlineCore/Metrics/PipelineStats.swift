@@ -144,11 +144,6 @@ public final class PipelineStats: Sendable {
         state.withLock { $0.data.faceMode = mode }
     }
 
-    /// WebSocket and MJPEG clients streaming now.
-    public var streamingClients: Int {
-        state.withLock { $0.data.webSocketClients + $0.data.mjpegClients }
-    }
-
     /// A publish target started (+1) or stopped (-1) sending to its relay.
     public func publishTarget(up change: Int) {
         state.withLock { $0.data.publishTargetsUp += change }

@@ -41,9 +41,8 @@ public final class VideoFeed: Sendable {
     /// Units kept per rendition: a client further behind than this has lost its place.
     public let capacity: Int
     private let lanes: Mutex<[VideoRendition: Lane]>
-    /// Threads that wait for new units (publishers), woken on every publish.
-    private let waiters = Mutex<[UInt64: DispatchSemaphore]>([:])
-    private let nextWaiter = Mutex<UInt64>(0)
+    /// Threads that wait for new units (publishers), woken on every publish, by id.
+    private let waiters = Mutex<(next: UInt64, semaphores: [UInt64: DispatchSemaphore])>((0, [:]))
 
     public init(capacity: Int = 90) {
         self.capacity = max(2, capacity)
@@ -79,19 +78,22 @@ public final class VideoFeed: Sendable {
             lane.height = height
             lanes[rendition] = lane
         }
-        for waiter in waiters.withLock({ Array($0.values) }) { waiter.signal() }
+        for waiter in waiters.withLock({ Array($0.semaphores.values) }) { waiter.signal() }
     }
 
     /// Any thread: a semaphore signalled on every unit published, until `stopWaking(id)`.
     public func wakeOnPublish() -> (id: UInt64, semaphore: DispatchSemaphore) {
-        let id = nextWaiter.withLock { $0 += 1; return $0 }
         let semaphore = DispatchSemaphore(value: 0)
-        waiters.withLock { $0[id] = semaphore }
+        let id = waiters.withLock { waiters in
+            waiters.next += 1
+            waiters.semaphores[waiters.next] = semaphore
+            return waiters.next
+        }
         return (id, semaphore)
     }
 
     public func stopWaking(_ id: UInt64) {
-        _ = waiters.withLock { $0.removeValue(forKey: id) }
+        _ = waiters.withLock { $0.semaphores.removeValue(forKey: id) }
     }
 
     /// The encoder of `rendition` is gone (nobody watches) or was remade (a new
