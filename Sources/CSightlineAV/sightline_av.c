@@ -302,7 +302,8 @@ static int muxer_interrupt(void *opaque) {
 static void arm(sl_av_muxer *m) { m->deadline_ns = monotonic_ns() + (int64_t)m->timeout_ms * 1000000; }
 
 sl_av_muxer *sl_av_muxer_open(const char *url, const char *format, int width, int height,
-                              const uint8_t *extradata, size_t extradata_size, int timeout_ms, sl_av_error *err) {
+                              const uint8_t *extradata, size_t extradata_size, const char *muxer_options, int timeout_ms,
+                              sl_av_error *err) {
     pthread_once(&log_once, quiet_log);
     clear(err);
     if (!url || !format || width < 2 || height < 2 || !extradata || extradata_size == 0 || timeout_ms < 1) {
@@ -334,6 +335,9 @@ sl_av_muxer *sl_av_muxer_open(const char *url, const char *format, int width, in
     par->extradata_size = (int)extradata_size;
     m->stream->time_base = (AVRational){1, 1000};
     if (strcmp(format, "rtsp") == 0) av_dict_set(&options, "rtsp_transport", "tcp", 0);
+    step = "reading the muxer options";
+    if (muxer_options && *muxer_options && (status = av_dict_parse_string(&options, muxer_options, "=", ":", 0)) < 0)
+        goto failed;
     arm(m);
     if (!(m->fmt->oformat->flags & AVFMT_NOFILE)) {
         step = "connecting";
@@ -374,6 +378,23 @@ void sl_av_muxer_interrupt(sl_av_muxer *m) {
     if (m) atomic_store(&m->interrupted, 1);
 }
 
+int sl_av_muxer_finish(sl_av_muxer *m, sl_av_error *err) {
+    clear(err);
+    int status = 0;
+    if (m && m->fmt && m->header_written && !atomic_load(&m->interrupted)) {
+        arm(m);
+        status = av_write_trailer(m->fmt);
+        m->header_written = 0;
+        if (status >= 0 && m->fmt->pb) {
+            avio_flush(m->fmt->pb);
+            if (m->fmt->pb->error < 0) status = m->fmt->pb->error;
+        }
+        if (status < 0) fail(err, status, "writing the end of the file");
+    }
+    sl_av_muxer_close(m);
+    return status < 0 ? status : 0;
+}
+
 void sl_av_muxer_close(sl_av_muxer *m) {
     if (!m) return;
     if (m->fmt) {
@@ -386,4 +407,54 @@ void sl_av_muxer_close(sl_av_muxer *m) {
     }
     av_packet_free(&m->packet);
     free(m);
+}
+
+// --- reading a video file ----------------------------------------------------
+
+int sl_av_file_probe(const char *path, sl_av_file_info *info, sl_av_error *err) {
+    pthread_once(&log_once, quiet_log);
+    clear(err);
+    memset(info, 0, sizeof *info);
+    AVFormatContext *fmt = NULL;
+    AVPacket *packet = NULL;
+    int status = avformat_open_input(&fmt, path, NULL, NULL);
+    const char *step = "opening the file";
+    if (status < 0) goto done;
+    step = "reading the file's streams";
+    if ((status = avformat_find_stream_info(fmt, NULL)) < 0) goto done;
+    int video = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+    step = "the file has no video stream";
+    if (video < 0) { status = video; goto done; }
+    AVStream *stream = fmt->streams[video];
+    info->width = stream->codecpar->width;
+    info->height = stream->codecpar->height;
+    packet = av_packet_alloc();
+    step = "packet";
+    if (!packet) { status = AVERROR(ENOMEM); goto done; }
+    double timebase = av_q2d(stream->time_base);
+    int64_t first = AV_NOPTS_VALUE, last = AV_NOPTS_VALUE, last_duration = 0;
+    while (av_read_frame(fmt, packet) >= 0) {
+        if (packet->stream_index == video && !(packet->flags & AV_PKT_FLAG_CORRUPT)) {
+            int64_t t = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
+            if (t != AV_NOPTS_VALUE) {
+                if (first == AV_NOPTS_VALUE || t < first) first = t;
+                if (last == AV_NOPTS_VALUE || t >= last) { last = t; last_duration = packet->duration; }
+            }
+            info->packets += 1;
+            if (packet->flags & AV_PKT_FLAG_KEY) info->keyframes += 1;
+        }
+        av_packet_unref(packet);
+    }
+    step = "the file holds no video packet";
+    if (info->packets == 0 || first == AV_NOPTS_VALUE) { status = -1; goto done; }
+    info->first_seconds = first * timebase;
+    info->last_seconds = last * timebase;
+    info->duration = (last - first + last_duration) * timebase;
+    status = 0;
+
+done:
+    av_packet_free(&packet);
+    avformat_close_input(&fmt);
+    if (status < 0) return fail(err, status, step);
+    return 0;
 }

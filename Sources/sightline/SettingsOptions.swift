@@ -47,6 +47,9 @@ struct SettingsOptions: ParsableArguments {
     @Flag(help: "Do not look for faces.")
     var noFaces = false
 
+    @Flag(help: "Keep no video clips of events (events.clips: false); the H.264 encoder then runs only while someone watches or a relay is fed.")
+    var noClips = false
+
     @Option(help: "Most faces reported per frame (default 10).")
     var maxFaces: Int?
 
@@ -85,6 +88,7 @@ struct SettingsOptions: ParsableArguments {
         if let logLevel { settings.logLevel = logLevel }
         if let debugStageDelayMs { settings.debugStageDelayMs = debugStageDelayMs }
         if noFaces { settings.facesEnabled = false }
+        if noClips { settings.events.clips = false }
         if let maxFaces { settings.maxFaces = maxFaces }
         if !offeredSources.isEmpty { settings.offeredSources += offeredSources }
         if !publish.isEmpty { settings.publish += publish }

@@ -233,7 +233,7 @@ def test_a_stalled_h264_viewer_slows_neither_jpeg_viewers_nor_the_pipeline(sight
 
 
 def test_the_encoder_runs_only_while_someone_watches_h264(sightline):
-    server = sightline()
+    server = sightline("--no-clips")  # clips keep the encoder on for their pre-capture
     with ws_connect(server.port, "/ws") as jpeg:
         for _ in range(20):
             jpeg.recv(timeout=5)

@@ -82,16 +82,20 @@ int sl_av_decoder_decode(sl_av_decoder *dec, const uint8_t *data, size_t size, i
 
 void sl_av_decoder_close(sl_av_decoder *dec);
 
-// --- muxer: publishing H.264 to a relay (RTSP ANNOUNCE/RECORD over TCP, RTMP) ---
+// --- muxer: H.264 to a relay (RTSP ANNOUNCE/RECORD over TCP, RTMP) or a file (fragmented MP4) ---
 typedef struct sl_av_muxer sl_av_muxer;
 
-// Opens `url` with libavformat's `format` ("rtsp", "flv" for rtmp://) for one
-// H.264 stream of width x height whose SPS and PPS are `extradata` (Annex B),
-// and writes the header (for RTSP: ANNOUNCE with the SDP, SETUP, RECORD, over
-// TCP). Every blocking step gives up after `timeout_ms` (or when interrupted).
-// NULL on failure, with err set.
+// Opens `url` (a relay's URL or a file path) with libavformat's `format`
+// ("rtsp", "flv" for rtmp://, "mp4") for one H.264 stream of width x height
+// whose SPS and PPS are `extradata` (Annex B), and writes the header (for
+// RTSP: ANNOUNCE with the SDP, SETUP, RECORD, over TCP). `options` (NULL or
+// empty: none) are the muxer's options as `key=value:key=value`, e.g.
+// `movflags=frag_keyframe+empty_moov+default_base_moof`. Every blocking step
+// gives up after `timeout_ms` (or when interrupted). NULL on failure, with
+// err set.
 sl_av_muxer *sl_av_muxer_open(const char *url, const char *format, int width, int height,
-                              const uint8_t *extradata, size_t extradata_size, int timeout_ms, sl_av_error *err);
+                              const uint8_t *extradata, size_t extradata_size, const char *options, int timeout_ms,
+                              sl_av_error *err);
 
 // Sends one access unit (Annex B; the muxer converts where its format needs
 // it) with its presentation time in milliseconds, increasing. 0 or the error.
@@ -104,6 +108,27 @@ void sl_av_muxer_interrupt(sl_av_muxer *m);
 
 // Ends the stream (the trailer, unless interrupted) and frees everything.
 void sl_av_muxer_close(sl_av_muxer *m);
+
+// Ends the stream like sl_av_muxer_close, but says whether the trailer (for
+// MP4: the last fragment and the index) was written. 0 or the error.
+int sl_av_muxer_finish(sl_av_muxer *m, sl_av_error *err);
+
+// --- reading what a video file holds (a clip cut short by a crash) ---
+
+// What sl_av_file_probe found: every packet libavformat could read.
+typedef struct sl_av_file_info {
+    int64_t packets;     // whole packets readable (a cut-off last fragment is not)
+    int64_t keyframes;
+    double first_seconds; // presentation time of the first and last packet
+    double last_seconds;
+    double duration;     // last - first + the last packet's duration (seconds)
+    int width, height;
+} sl_av_file_info;
+
+// Opens the file at `path`, reads every packet of its first video stream
+// (no decoding) and fills *info. 0 or the error (not a video file, no video
+// stream, no packet at all).
+int sl_av_file_probe(const char *path, sl_av_file_info *info, sl_av_error *err);
 
 #ifdef __cplusplus
 }

@@ -52,7 +52,8 @@ public final class SightlineServer: Sendable {
             ? H264Sink(settings: settings.video, stats: videoStats,
                        sourceFPS: { sourceRate() ?? settings.cameraFPS }, logger: logger)
             : nil
-        let events = settings.events.enabled ? try EventServices(settings: settings, stats: stats, logger: logger) : nil
+        let events = settings.events.enabled
+            ? try EventServices(settings: settings, stats: stats, feed: h264?.feed, logger: logger) : nil
         let watchdog = WatchdogSink()
         let camera = try assembly.build(stats: stats, sinks: [stream] + (h264.map { [$0] } ?? []) + [watchdog]
                                             + (events.map { [$0.sink] } ?? []))

@@ -16,8 +16,25 @@ public struct EventSettings: Sendable, Equatable {
     public var maxEvents = 1000
     public var maxAgeDays = 30.0
     public var maxMegabytes = 500.0
+    /// A clip (fragmented MP4 with the SEI boxes) per event; needs `video.h264`.
+    /// The encoder then runs whenever the server runs, watched or not.
+    public var clips = true
+    /// Video kept before an event's first frame and after its last.
+    public var preCaptureSeconds = 3.0
+    public var postCaptureSeconds = 3.0
+    /// A clip stops here while its event goes on (`capped`).
+    public var maxClipSeconds = 300.0
 
     public init() {}
+
+    public var clipOptions: ClipRecorder.Options {
+        var options = ClipRecorder.Options()
+        options.preCapture = preCaptureSeconds
+        options.postCapture = postCaptureSeconds
+        options.maxSeconds = maxClipSeconds
+        options.eventDelay = minSeconds
+        return options
+    }
 
     public func trackerOptions(camera: String) -> EventTracker.Options {
         var options = EventTracker.Options()
@@ -49,5 +66,14 @@ public struct EventSettings: Sendable, Equatable {
         guard (1...1_000_000).contains(maxEvents) else { throw ConfigError.invalid("events.maxEvents must be 1-1000000, got \(maxEvents)") }
         guard maxAgeDays > 0 else { throw ConfigError.invalid("events.maxAgeDays must be positive, got \(maxAgeDays)") }
         guard maxMegabytes >= 1 else { throw ConfigError.invalid("events.maxMegabytes must be at least 1, got \(maxMegabytes)") }
+        guard (0...60).contains(preCaptureSeconds) else {
+            throw ConfigError.invalid("events.preCaptureSeconds must be 0-60, got \(preCaptureSeconds)")
+        }
+        guard (0...60).contains(postCaptureSeconds) else {
+            throw ConfigError.invalid("events.postCaptureSeconds must be 0-60, got \(postCaptureSeconds)")
+        }
+        guard (5...86_400).contains(maxClipSeconds) else {
+            throw ConfigError.invalid("events.maxClipSeconds must be 5-86400, got \(maxClipSeconds)")
+        }
     }
 }

@@ -194,6 +194,10 @@ public struct ServeSettings: Sendable {
             if let v = e.maxEvents { events.maxEvents = v }
             if let v = e.maxAgeDays { events.maxAgeDays = v }
             if let v = e.maxMegabytes { events.maxMegabytes = v }
+            if let v = e.clips { events.clips = v }
+            if let v = e.preCaptureSeconds { events.preCaptureSeconds = v }
+            if let v = e.postCaptureSeconds { events.postCaptureSeconds = v }
+            if let v = e.maxClipSeconds { events.maxClipSeconds = v }
         }
         if let m = config.mqtt {
             func text(_ value: String?) -> String? { value.flatMap { $0.isEmpty ? nil : $0 } }

@@ -81,6 +81,10 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var maxEvents: Int?
         public var maxAgeDays: Double?
         public var maxMegabytes: Double?
+        public var clips: Bool?
+        public var preCaptureSeconds: Double?
+        public var postCaptureSeconds: Double?
+        public var maxClipSeconds: Double?
     }
 
     /// The MQTT broker (off while host is empty) and Home Assistant discovery.
@@ -145,7 +149,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         "video": ["h264", "preset", "crf", "bitrateKbps", "keyframeSeconds", "threads", "x264Params", "low", "lowScale", "lowMaxFps",
                   "lowKbps", "maxLagSeconds"],
         "events": ["enabled", "minSeconds", "endAfterSeconds", "updateSeconds", "minUpdateSeconds", "maxEvents",
-                   "maxAgeDays", "maxMegabytes"],
+                   "maxAgeDays", "maxMegabytes", "clips", "preCaptureSeconds", "postCaptureSeconds", "maxClipSeconds"],
         "mqtt": ["host", "port", "username", "password", "caFile", "certFile", "keyFile", "clientId", "topicPrefix",
                  "keepalive", "queueLimit", "reconnectMaxSeconds", "statsSeconds", "homeAssistant", "discoveryPrefix"],
         "access": ["view", "allowedOrigins", "allowedHosts", "sessionMinutes"],

@@ -9,7 +9,10 @@ import Foundation
 /// - `DELETE /api/events/{id}` (admin);
 /// - `POST /api/events/{id}/name` `{"name": "Ada"}` (admin): "name this
 ///   person" from a face event, learned from its stored best frame
-///   (`EventNamer`); 404 while faces are off.
+///   (`EventNamer`); 404 while faces are off;
+/// - `GET`/`HEAD /api/events/{id}/clip.mp4`: the event's clip (fragmented
+///   MP4; one still being written ends at its last fragment so far), with
+///   byte ranges (206, 416) for players that seek.
 ///
 /// Threads: lists, records and stats come from memory and answer inline on
 /// the libwebsockets thread. The two images are files, read on the request
@@ -60,6 +63,9 @@ public struct EventAPI: Sendable {
             Route(.get, "/api/events/{id}/crop.jpg", access: .viewer, .worker) { [store] request in
                 Self.image(store, request, crop: true)
             },
+            Route(.get, "/api/events/{id}/clip.mp4", access: .viewer, .worker) { [store] request in
+                Self.clip(store, request)
+            },
             Route(.delete, "/api/events/{id}", access: .admin, .worker) { [store] request in
                 Self.withID(request) { id in
                     store.delete(id) ? .json(["deleted": id]) : Self.missing(id)
@@ -93,6 +99,57 @@ public struct EventAPI: Sendable {
         }
     }
 
+    /// One answer reads at most this much of a clip; a longer range gets
+    /// its first part (206 says which), and players ask for the rest.
+    static let maxRangeBytes = 8 << 20
+    /// A GET without a range reads the whole clip, up to this.
+    static let maxWholeBytes = 512 << 20
+
+    private static func clip(_ store: EventStore, _ request: HTTPRequest) -> HTTPResponse {
+        withID(request) { id in
+            guard let record = store.record(id) else { return missing(id) }
+            guard record.clip != nil, let file = FileHandle(forReadingAtPath: store.clipPath(id)) else {
+                return .error(404, "no clip", detail: "event \(id) has no clip (clips are off, or it could not be written)")
+            }
+            defer { try? file.close() }
+            guard let end = try? file.seekToEnd() else { return .error(500, "cannot read the clip") }
+            let size = Int(end)
+            if size == 0 {
+                return .error(404, "no clip yet", detail: "event \(id)'s clip has no video yet")
+            }
+            var headers: [(String, String)] = [("accept-ranges:", "bytes"), ("cache-control:", "no-cache")]
+            var status = 200
+            var range = 0...(size - 1)
+            switch ByteRange.parse(request.headers["range"], size: size) {
+            case .unsatisfiable:
+                var answer = HTTPResponse.error(416, "range not satisfiable", detail: "the clip has \(size) bytes")
+                answer.headers = [("content-range:", "bytes */\(size)"), ("accept-ranges:", "bytes")]
+                return answer
+            case .partial(let wanted):
+                status = 206
+                range = wanted.lowerBound...min(wanted.upperBound, wanted.lowerBound + maxRangeBytes - 1)
+                headers.append(("content-range:", "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"))
+            case .whole:
+                guard size <= maxWholeBytes else {
+                    return .error(413, "clip too large to send whole", detail: "ask for byte ranges (Range: bytes=0-)")
+                }
+            }
+            if request.method == .head {
+                var answer = HTTPResponse.data(Data(), contentType: "video/mp4", status: status, headers: headers)
+                answer.headLength = range.count
+                return answer
+            }
+            do {
+                try file.seek(toOffset: UInt64(range.lowerBound))
+                let data = try file.read(upToCount: range.count) ?? Data()
+                guard data.count == range.count else { return .error(500, "cannot read the clip", detail: "it changed while read") }
+                return .data(data, contentType: "video/mp4", status: status, headers: headers)
+            } catch {
+                return .error(500, "cannot read the clip", detail: StorageError(error, path: "")?.reason.description ?? "read failed")
+            }
+        }
+    }
+
     private static func withID(_ request: HTTPRequest, _ body: (String) -> HTTPResponse) -> HTTPResponse {
         let id = request.parameters["id"] ?? ""
         guard EventRecord.isValidID(id) else {
@@ -114,4 +171,6 @@ public struct EventStatus: Encodable, Sendable {
     public var tracker: EventSink.TrackerCounts
     /// Absent while MQTT is off.
     public var mqtt: MQTTPublisher.Status?
+    /// Absent while clips are off.
+    public var clips: ClipRecorder.Status?
 }

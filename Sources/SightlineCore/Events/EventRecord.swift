@@ -58,6 +58,8 @@ public struct EventRecord: Codable, Sendable, Equatable {
     /// Sizes of the stored snapshot (the best frame's JPEG) and crop (its box), when stored.
     public var snapshotBytes: Int?
     public var cropBytes: Int?
+    /// Its video (`GET /api/events/{id}/clip.mp4`), when one is kept.
+    public var clip: ClipInfo?
 
     public init(id: String, camera: String, kind: Detection.Kind, label: String, name: String? = nil,
                 nameConfidence: Double? = nil, trackId: Int? = nil, startTime: Double, startSeq: UInt64,

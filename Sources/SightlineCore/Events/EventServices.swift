@@ -15,7 +15,8 @@ public final class EventServices: Sendable {
     public let sink: EventSink
     public let publisher: MQTTPublisher?
 
-    public init(settings: ServeSettings, stats: PipelineStats, logger: Logger,
+    /// `feed`: the H.264 sink's, for clips (nil: no clips, as with `events.clips` false).
+    public init(settings: ServeSettings, stats: PipelineStats, feed: VideoFeed? = nil, logger: Logger,
                 environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         camera = settings.cameraName
         store = EventStore(dataDirectory: settings.dataDir, limits: settings.events.limits)
@@ -34,11 +35,24 @@ public final class EventServices: Sendable {
         logger.info("events on", metadata: ["camera": "\(camera)", "stored": "\(report.loaded)",
                                             "directory": "\(store.directory)"])
         let reporter = MQTTStatsReport(camera: camera, stats: stats, store: store)
-        publisher = try settings.mqtt.options(camera: camera, environment: environment).map { options in
-            try MQTTPublisher(options: options, logger: logger, statsPayload: { reporter.payload($0) })
+        let clipsOn = settings.events.clips && feed != nil
+        publisher = try settings.mqtt.options(camera: camera, environment: environment).map { configured in
+            var options = configured
+            options.clips = clipsOn
+            return try MQTTPublisher(options: options, logger: logger, statsPayload: { reporter.payload($0) })
+        }
+        let store = self.store
+        let clips = clipsOn ? feed.map {
+            ClipRecorder(store: store, feed: $0, options: settings.events.clipOptions, logger: logger)
+        } : nil
+        if settings.events.clips && feed == nil {
+            logger.warning("events: no clips (they need video.h264)")
+        }
+        if report.cutClips > 0 {
+            logger.notice("events: \(report.cutClips) clip(s) cut short by an unclean stop kept up to their last fragment")
         }
         sink = EventSink(options: settings.events.trackerOptions(camera: camera), store: store, publisher: publisher,
-                         logger: logger, storageFailures: StorageFailureReporter(stats: stats, logger: logger))
+                         clips: clips, logger: logger, storageFailures: StorageFailureReporter(stats: stats, logger: logger))
         reporter.attach(sink)
     }
 
@@ -52,7 +66,7 @@ public final class EventServices: Sendable {
 
     public var status: EventStatus {
         EventStatus(camera: camera, store: store.totals, recorder: sink.recorder.counts, tracker: sink.trackerCounts,
-                    mqtt: publisher?.status)
+                    mqtt: publisher?.status, clips: sink.clips?.snapshot)
     }
 
     /// The API; `namer` when faces run (naming a person from a face event).

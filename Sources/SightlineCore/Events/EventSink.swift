@@ -10,7 +10,8 @@ import Synchronization
 /// birth or death is ever skipped, whatever the disk or the broker do. What
 /// changed goes, without waiting, to the `EventRecorder` (newest state per
 /// event; snapshots, crops and the index on `sightline.events`) and to the
-/// `MQTTPublisher` when there is one (bounded outbox; `sightline.mqtt`).
+/// `MQTTPublisher` when there is one (bounded outbox; `sightline.mqtt`), and
+/// to the `ClipRecorder` when clips are on (`sightline.clips`).
 /// The recorder's thread also ticks the tracker about every 250 ms, so
 /// events end on time while no frames come, and every 2 s reads the
 /// catalog (templates, people) for discovery and zero counts.
@@ -21,19 +22,24 @@ public final class EventSink: FrameSink {
     private final class Shared: Sendable {
         let tracker: Mutex<EventTracker>
         let publisher: MQTTPublisher?
+        let clips: ClipRecorder?
         let catalog = LockedCallback<Void, HomeAssistantDiscovery.Catalog>()
         let lastCatalogRead = Atomic<UInt64>(0)
 
-        init(tracker: EventTracker, publisher: MQTTPublisher?) {
+        init(tracker: EventTracker, publisher: MQTTPublisher?, clips: ClipRecorder?) {
             self.tracker = Mutex(tracker)
             self.publisher = publisher
+            self.clips = clips
         }
 
         /// Recorder thread: ends what has gone while no frames come; reads the catalog every 2 s.
         func tick() -> EventBatch {
             let now = MonotonicClock.nanos()
             let batch = tracker.withLock { $0.tick(nowNanos: now) }
-            if !batch.isEmpty { publisher?.enqueue(batch) }
+            if !batch.isEmpty {
+                publisher?.enqueue(batch)
+                clips?.enqueue(batch)
+            }
             if let publisher, now &- lastCatalogRead.load(ordering: .relaxed) >= 2_000_000_000,
                let read = catalog() {
                 lastCatalogRead.store(now, ordering: .relaxed)
@@ -46,13 +52,15 @@ public final class EventSink: FrameSink {
     private let shared: Shared
     public let recorder: EventRecorder
     public let publisher: MQTTPublisher?
+    public let clips: ClipRecorder?
     private let delivered = Atomic<UInt64>(0)
 
-    public init(options: EventTracker.Options, store: EventStore, publisher: MQTTPublisher?, logger: Logger,
-                storageFailures: StorageFailureReporter = StorageFailureReporter()) {
-        let shared = Shared(tracker: EventTracker(options: options), publisher: publisher)
+    public init(options: EventTracker.Options, store: EventStore, publisher: MQTTPublisher?, clips: ClipRecorder? = nil,
+                logger: Logger, storageFailures: StorageFailureReporter = StorageFailureReporter()) {
+        let shared = Shared(tracker: EventTracker(options: options), publisher: publisher, clips: clips)
         self.shared = shared
         self.publisher = publisher
+        self.clips = clips
         recorder = EventRecorder(store: store, logger: logger, storageFailures: storageFailures, tick: { shared.tick() })
     }
 
@@ -68,6 +76,7 @@ public final class EventSink: FrameSink {
         guard !batch.isEmpty else { return }
         recorder.enqueue(batch)
         publisher?.enqueue(batch)
+        clips?.enqueue(batch)
     }
 
     /// Every frame is seen by the tracker; none is skipped.
@@ -93,6 +102,7 @@ public final class EventSink: FrameSink {
     public func start() throws {
         recorder.start()
         publisher?.start()
+        clips?.start()
     }
 
     /// After the pipeline stopped: open events end, are written and published, then the threads stop.
@@ -100,7 +110,9 @@ public final class EventSink: FrameSink {
         let batch = shared.tracker.withLock { $0.finishAll(nowNanos: MonotonicClock.nanos()) }
         recorder.enqueue(batch)
         publisher?.enqueue(batch)
+        clips?.enqueue(batch)
         recorder.stop()
+        clips?.stop()
         publisher?.stop()
     }
 }

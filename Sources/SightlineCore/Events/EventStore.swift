@@ -2,15 +2,19 @@ import Foundation
 import Synchronization
 
 /// Events on disk, in `<data-dir>/events/`: per event `<id>.json` (the
-/// record), `<id>.jpg` (its best frame, the stream's own JPEG) and
-/// `<id>.crop.jpg` (its box). Every file is written whole or not at all (a
+/// record), `<id>.jpg` (its best frame, the stream's own JPEG),
+/// `<id>.crop.jpg` (its box) and `<id>.mp4` (its clip, written by the
+/// `ClipRecorder` as it goes). Every image is written whole or not at all (a
 /// temporary file, then rename), images before the record, so a record on
 /// disk always has the files it names; deleting removes the record first.
-/// What an interrupted write or a `kill -9` leaves (temporary files, images
+/// What an interrupted write or a `kill -9` leaves (temporary files, files
 /// without a record, a record cut short) is removed at `load`, and events
 /// that were still open are closed at their last sighting (`interrupted`).
-/// Retention keeps at most `maxEvents` events, none older than
-/// `maxAgeSeconds` and at most `maxBytes` in all, deleting oldest first.
+/// A clip cut short keeps what it has (it plays up to its last fragment):
+/// `load` measures it and says `complete: false`; a record whose clip file
+/// is gone loses its `clip`. Retention keeps at most `maxEvents` events,
+/// none older than `maxAgeSeconds` and at most `maxBytes` in all (clips
+/// included: a clip is part of its event), deleting oldest first.
 ///
 /// Threads: `save` and retention on the recorder thread, `delete` on the
 /// request worker, reads (list, record, image files) on any thread. File
@@ -34,6 +38,8 @@ public final class EventStore: Sendable {
         public var removedFiles: [String] = []
         /// Events deleted by retention at start.
         public var expired = 0
+        /// Clips found cut short (kept, measured, `complete: false`).
+        public var cutClips = 0
     }
 
     public struct Totals: Codable, Sendable, Equatable {
@@ -54,10 +60,12 @@ public final class EventStore: Sendable {
         var bytes = 0
     }
 
-    /// Ids deleted lately (a later save of the same event is ignored), oldest first.
+    /// Ids deleted lately (a later save of the same event is ignored), oldest
+    /// first; clips begun for events whose record is not saved yet.
     private struct Disk {
         var deleted: Set<String> = []
         var deletedOrder: [String] = []
+        var pendingClips: [String: ClipInfo] = [:]
     }
 
     private static let rememberedDeletions = 4096
@@ -79,6 +87,7 @@ public final class EventStore: Sendable {
 
     public func snapshotPath(_ id: String) -> String { path(id, ".jpg") }
     public func cropPath(_ id: String) -> String { path(id, ".crop.jpg") }
+    public func clipPath(_ id: String) -> String { path(id, ".mp4") }
     func recordPath(_ id: String) -> String { path(id, ".json") }
 
     private func path(_ id: String, _ suffix: String) -> String {
@@ -121,20 +130,27 @@ public final class EventStore: Sendable {
             let cropSize = fileSize(cropPath(id))
             if (record.snapshotBytes != nil && snapshotSize == nil) || (record.cropBytes != nil && cropSize == nil) {
                 // Named files are missing (removed by hand): the record goes too.
-                for suffix in [".json", ".jpg", ".crop.jpg"] where fileSize(path(id, suffix)) != nil {
+                for suffix in Self.suffixes where fileSize(path(id, suffix)) != nil {
                     remove(id + suffix, into: &report)
                 }
                 continue
             }
             record.snapshotBytes = snapshotSize
             record.cropBytes = cropSize
+            var changed = false
+            let clip = loadClip(id, record.clip, into: &report)
+            if clip != record.clip {
+                record.clip = clip
+                changed = true
+            }
             if record.endTime == nil {
                 record.endTime = record.lastTime
                 record.interrupted = true
-                _ = try? write(record)
                 report.closed += 1
+                changed = true
             }
-            let bytes = (snapshotSize ?? 0) + (cropSize ?? 0) + (fileSize(recordPath(id)) ?? 0)
+            if changed { _ = try? write(record) }
+            let bytes = (snapshotSize ?? 0) + (cropSize ?? 0) + (fileSize(recordPath(id)) ?? 0) + (record.clip?.bytes ?? 0)
             loaded.entries[id] = Entry(record: record, bytes: bytes)
             loaded.bytes += bytes
         }
@@ -146,9 +162,35 @@ public final class EventStore: Sendable {
         return report
     }
 
-    /// `<id><suffix>` for the three kinds of file; nil for anything else.
+    /// The clip as it is on disk: a complete one as recorded (its size
+    /// checked), one cut short (a crash while it was written) measured
+    /// packet by packet; nil, and the file removed, when there is no file
+    /// or nothing in it plays.
+    private func loadClip(_ id: String, _ clip: ClipInfo?, into report: inout LoadReport) -> ClipInfo? {
+        guard let size = fileSize(clipPath(id)) else { return nil }
+        if var clip, clip.complete {
+            clip.bytes = size
+            return clip
+        }
+        guard let probe = try? VideoFileProbe.read(clipPath(id)), probe.keyframes > 0 else {
+            remove(id + ".mp4", into: &report)
+            return nil
+        }
+        var measured = clip ?? ClipInfo(start: 0)
+        measured.bytes = size
+        measured.duration = (probe.duration * 1000).rounded() / 1000
+        measured.frames = probe.packets
+        measured.complete = false
+        if measured.error == nil { measured.error = "cut short: the server stopped while it was written" }
+        report.cutClips += 1
+        return measured
+    }
+
+    static let suffixes = [".crop.jpg", ".jpg", ".json", ".mp4"]
+
+    /// `<id><suffix>` for the four kinds of file; nil for anything else.
     static func split(_ name: String) -> (String, String)? {
-        for suffix in [".crop.jpg", ".jpg", ".json"] where name.hasSuffix(suffix) {
+        for suffix in suffixes where name.hasSuffix(suffix) {
             let id = String(name.dropLast(suffix.count))
             return EventRecord.isValidID(id) ? (id, suffix) : nil
         }
@@ -172,6 +214,8 @@ public final class EventStore: Sendable {
             let previous = index.withLock { $0.entries[event.id]?.record }
             record.snapshotBytes = previous?.snapshotBytes
             record.cropBytes = previous?.cropBytes
+            // The clip is the clip recorder's to say (`updateClip`), whatever the tracker's copy has.
+            record.clip = previous?.clip ?? disk.pendingClips.removeValue(forKey: event.id)
             if let snapshot {
                 try AtomicFile.write(snapshot, to: snapshotPath(event.id))
                 record.snapshotBytes = snapshot.count
@@ -181,7 +225,7 @@ public final class EventStore: Sendable {
                 record.cropBytes = crop.count
             }
             let json = try write(record)
-            let bytes = json + (record.snapshotBytes ?? 0) + (record.cropBytes ?? 0)
+            let bytes = json + (record.snapshotBytes ?? 0) + (record.cropBytes ?? 0) + (record.clip?.bytes ?? 0)
             index.withLock { index in
                 if let old = index.entries[record.id] {
                     index.bytes -= old.bytes
@@ -211,11 +255,40 @@ public final class EventStore: Sendable {
             unlink(recordPath(id))
             unlink(snapshotPath(id))
             unlink(cropPath(id))
+            unlink(clipPath(id))
+            disk.pendingClips.removeValue(forKey: id)
             disk.deleted.insert(id)
             disk.deletedOrder.append(id)
             if disk.deletedOrder.count > Self.rememberedDeletions {
                 disk.deleted.remove(disk.deletedOrder.removeFirst())
             }
+            return true
+        }
+    }
+
+    /// The clip recorder's news about an event's clip (its thread). Kept in
+    /// the index at once (lists and retention count its bytes); written to
+    /// the record when `persist` (its start and its end), or with the
+    /// record's first save when the recorder has not saved it yet. False
+    /// when the event was deleted: its clip should stop.
+    @discardableResult
+    public func updateClip(_ id: String, _ clip: ClipInfo, persist: Bool) throws -> Bool {
+        try disk.withLock { disk -> Bool in
+            guard !disk.deleted.contains(id), EventRecord.isValidID(id) else { return false }
+            let stored = index.withLock { index -> EventRecord? in
+                guard var entry = index.entries[id] else { return nil }
+                let change = clip.bytes - (entry.record.clip?.bytes ?? 0)
+                entry.record.clip = clip
+                entry.bytes += change
+                index.bytes += change
+                index.entries[id] = entry
+                return entry.record
+            }
+            guard let stored else {
+                disk.pendingClips[id] = clip
+                return true
+            }
+            if persist { try write(stored) }
             return true
         }
     }

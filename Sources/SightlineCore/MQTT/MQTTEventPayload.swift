@@ -6,8 +6,9 @@ import Foundation
 /// a recognised face, else null), `score` and `box` (pixels, `[x1, y1, x2,
 /// y2]`) and `box_normalized` in the side's frame, `top_score`,
 /// `frame_time`, `start_time`, `end_time` (null while open), and
-/// `snapshot` (the best frame: its time, seq, score and box). Sightline
-/// adds `kind`, `start_seq`, `frame_seq`, `frames`, a face's `track_id`,
+/// `snapshot` (the best frame: its time, seq, score and box), `has_clip`
+/// (true when clips are on: the clip is written while the event runs).
+/// Sightline adds `clip` (the clip's URL path, with `has_clip`), `kind`, `start_seq`, `frame_seq`, `frames`, a face's `track_id`,
 /// and the face's `roll`, `yaw`, `smile` and `eyes_closed` at the best
 /// frame (omitted when unknown).
 public struct MQTTEventPayload: Encodable, Sendable {
@@ -15,10 +16,10 @@ public struct MQTTEventPayload: Encodable, Sendable {
     public let before: Side
     public let after: Side
 
-    public init(type: EventChange.Kind, before: EventRecord, after: EventRecord) {
+    public init(type: EventChange.Kind, before: EventRecord, after: EventRecord, clips: Bool = false) {
         self.type = type
-        self.before = Side(before)
-        self.after = Side(after)
+        self.before = Side(before, clips: clips)
+        self.after = Side(after, clips: clips)
     }
 
     public func jsonData() throws -> Data {
@@ -29,8 +30,12 @@ public struct MQTTEventPayload: Encodable, Sendable {
 
     public struct Side: Encodable, Sendable {
         let record: EventRecord
+        let clips: Bool
 
-        init(_ record: EventRecord) { self.record = record }
+        init(_ record: EventRecord, clips: Bool) {
+            self.record = record
+            self.clips = clips
+        }
 
         struct Snapshot: Encodable {
             var frame_time: Double
@@ -42,7 +47,7 @@ public struct MQTTEventPayload: Encodable, Sendable {
 
         enum Key: String, CodingKey {
             case id, camera, label, sub_label, score, top_score, box, box_normalized, frame_time, start_time, end_time
-            case has_snapshot, has_clip, snapshot, kind, start_seq, frame_seq, frames, track_id
+            case has_snapshot, has_clip, clip, snapshot, kind, start_seq, frame_seq, frames, track_id
             case roll, yaw, smile, eyes_closed
         }
 
@@ -67,7 +72,8 @@ public struct MQTTEventPayload: Encodable, Sendable {
             try c.encode(r.startTime, forKey: .start_time)
             if let end = r.endTime { try c.encode(end, forKey: .end_time) } else { try c.encodeNil(forKey: .end_time) }
             try c.encode(true, forKey: .has_snapshot)
-            try c.encode(false, forKey: .has_clip)
+            try c.encode(clips, forKey: .has_clip)
+            if clips { try c.encode("/api/events/\(r.id)/clip.mp4", forKey: .clip) }
             try c.encode(Snapshot(frame_time: r.best.time, seq: r.best.seq, score: r.best.score.rounded(toPlaces: 4),
                                   box: Self.pixels(r.best.box, r), box_normalized: r.best.box), forKey: .snapshot)
             try c.encode(r.kind, forKey: .kind)

@@ -26,6 +26,8 @@ public struct MQTTOptions: Sendable, Equatable {
     public var statsSeconds = 60.0
     public var homeAssistant = false
     public var discoveryPrefix = "homeassistant"
+    /// Events get clips (`has_clip` and `clip` in event messages).
+    public var clips = false
     /// QoS 1 messages handed to libmosquitto and not yet acknowledged, at most.
     public var maxInFlight = 20
 

@@ -201,7 +201,7 @@ final class MQTTSession {
         case .message(let message):
             return message
         case .event(let type, let before, let after):
-            guard let payload = try? MQTTEventPayload(type: type, before: before, after: after).jsonData() else {
+            guard let payload = try? MQTTEventPayload(type: type, before: before, after: after, clips: options.clips).jsonData() else {
                 return nil
             }
             return MQTTMessage(topic: publisher.topics.events, payload: payload, qos: 1, retain: false)

@@ -141,7 +141,7 @@ public final class Publisher: Sendable {
             }
             do {
                 if unit.isKeyframe {
-                    let sets = Self.parameterSets(of: unit.data)
+                    let sets = AnnexB.parameterSets(of: unit.data)
                     if muxer != nil && sets != parameterSets {
                         // A new encoder (another frame size): the relay needs a new stream.
                         status.withLock { $0.detail = "the picture size changed; starting a new stream" }
@@ -183,15 +183,5 @@ public final class Publisher: Sendable {
             }
         }
         return sent
-    }
-
-    /// The SPS and PPS units of a keyframe, each after a 4-byte start code.
-    static func parameterSets(of accessUnit: Data) -> Data {
-        var sets = Data()
-        for unit in AnnexB.units(in: accessUnit) where unit.type == AnnexB.UnitType.sps || unit.type == AnnexB.UnitType.pps {
-            sets.append(contentsOf: AnnexB.startCode)
-            sets.append(unit.bytes(in: accessUnit))
-        }
-        return sets
     }
 }

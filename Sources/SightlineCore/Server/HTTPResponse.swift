@@ -12,6 +12,9 @@ public struct HTTPResponse: Sendable {
     public var contentType: String
     public var headers: [(String, String)]
     public var body: Body
+    /// A HEAD answer's `Content-Length` when its body was left out (a file
+    /// not read for a HEAD); nil: the body's length.
+    public var headLength: Int?
 
     public init(status: Int = 200, contentType: String, headers: [(String, String)] = [], body: Body) {
         self.status = status

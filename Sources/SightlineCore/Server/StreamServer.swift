@@ -885,7 +885,8 @@ public final class StreamServer: @unchecked Sendable {
         case .data(let body):
             var headers = response.headers
             if connection.closeAfterResponse { headers.append(("connection:", "close")) }
-            guard writeHead(wsi, response.status, response.contentType, Int64(body.count), headers) else { return -1 }
+            let length = connection.headOnly ? (response.headLength ?? body.count) : body.count
+            guard writeHead(wsi, response.status, response.contentType, Int64(length), headers) else { return -1 }
             // A HEAD gets the length a GET would, and no body.
             if body.isEmpty || connection.headOnly { return finishExchange(wsi, connection) }
             if body.count <= options.chunkBytes {

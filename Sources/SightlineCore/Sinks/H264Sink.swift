@@ -7,7 +7,7 @@ import Synchronization
 /// frame wins) and wakes the stream server to send the access units.
 ///
 /// Only while consumed: `deliver` hands a frame over only while some
-/// rendition has a viewer, or an encoder is still open (so the encoder is
+/// rendition has a viewer or a hold (the clip recorder's pre-capture), or an encoder is still open (so the encoder is
 /// freed on the next frame after the last viewer goes). With nobody on
 /// H.264, a frame costs one lock and an atomic load.
 public final class H264Sink: FrameSink {
@@ -34,7 +34,7 @@ public final class H264Sink: FrameSink {
     }
 
     public func deliver(_ frame: ProcessedFrame) {
-        guard feed.hasViewers || encoding.value.load(ordering: .relaxed) else { return }
+        guard feed.hasConsumers || encoding.value.load(ordering: .relaxed) else { return }
         inner.deliver(frame)
     }
 

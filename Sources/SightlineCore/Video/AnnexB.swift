@@ -36,6 +36,17 @@ public enum AnnexB {
 
     public static let startCode: [UInt8] = [0, 0, 0, 1]
 
+    /// The SPS and PPS units of a keyframe, each after a 4-byte start code:
+    /// what a muxer takes as the stream's extradata.
+    public static func parameterSets(of accessUnit: Data) -> Data {
+        var sets = Data()
+        for unit in units(in: accessUnit) where unit.type == UnitType.sps || unit.type == UnitType.pps {
+            sets.append(contentsOf: startCode)
+            sets.append(unit.bytes(in: accessUnit))
+        }
+        return sets
+    }
+
     /// The NAL units of a byte stream, in order. Bytes before the first start code are ignored.
     public static func units(in data: Data) -> [NALUnit] {
         data.withUnsafeBytes { raw -> [NALUnit] in

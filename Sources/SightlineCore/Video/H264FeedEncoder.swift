@@ -128,7 +128,7 @@ final class H264FeedEncoder: FrameConsumer {
         message.jpegBytes = nil
         message.video = unit.info
         let json = try message.jsonData()
-        feed.publish(rendition, seq: frame.seq, capturedNanos: frame.capturedNanos, json: json, data: unit.data,
+        feed.publish(rendition, seq: frame.seq, capturedNanos: frame.capturedNanos, capturedAt: frame.capturedAt, json: json, data: unit.data,
                      isKeyframe: unit.isKeyframe, width: lane.encoder!.width, height: lane.encoder!.height)
         stats.encoded(rendition, seconds: seconds, bytes: unit.data.count, keyframe: unit.isKeyframe,
                       forced: requested && unit.isKeyframe)

@@ -23,6 +23,8 @@ public final class VideoFeed: Sendable {
         public let index: UInt64
         public let seq: UInt64
         public let capturedNanos: UInt64
+        /// Unix seconds of the frame's capture (its JSON's `capturedAt`).
+        public let capturedAt: Double
         public let json: Data
         public let data: Data
         public let isKeyframe: Bool
@@ -32,6 +34,8 @@ public final class VideoFeed: Sendable {
         var units: [Unit] = []
         var lastIndex: UInt64 = 0
         var viewers = 0
+        /// Consumers that are not viewers but need the encoder running (the clip recorder).
+        var holds = 0
         var keyframeWanted = false
         /// The picture size the encoder makes (0 until it has encoded).
         var width = 0
@@ -51,28 +55,38 @@ public final class VideoFeed: Sendable {
 
     // MARK: - The sink's side
 
-    /// Whether anyone watches `rendition`, and whether a keyframe was asked for
-    /// (the request is taken: the sink forces one when its rate limit allows,
-    /// else asks again with `requestKeyframe`).
+    /// Whether anyone consumes `rendition` (viewers and holds), and whether a
+    /// keyframe was asked for (the request is taken: the sink forces one when
+    /// its rate limit allows, else asks again with `requestKeyframe`).
     public func demand(_ rendition: VideoRendition) -> (viewers: Int, keyframeWanted: Bool) {
         lanes.withLock { lanes in
             let wanted = lanes[rendition]!.keyframeWanted
             lanes[rendition]!.keyframeWanted = false
-            return (lanes[rendition]!.viewers, wanted)
+            return (lanes[rendition]!.viewers + lanes[rendition]!.holds, wanted)
         }
     }
 
-    /// Whether any rendition has a viewer.
-    public var hasViewers: Bool { lanes.withLock { $0.values.contains { $0.viewers > 0 } } }
+    /// Whether any rendition has a viewer or a hold: whether the encoder must run.
+    public var hasConsumers: Bool { lanes.withLock { $0.values.contains { $0.viewers + $0.holds > 0 } } }
+
+    /// Keeps `rendition` encoded while nobody watches (the clip recorder's
+    /// pre-capture), until `releaseEncoder`. Not counted as a viewer.
+    public func holdEncoder(_ rendition: VideoRendition) {
+        lanes.withLock { $0[rendition]!.holds += 1 }
+    }
+
+    public func releaseEncoder(_ rendition: VideoRendition) {
+        lanes.withLock { $0[rendition]!.holds = max(0, $0[rendition]!.holds - 1) }
+    }
 
     /// A newly encoded frame; the oldest beyond `capacity` goes.
-    public func publish(_ rendition: VideoRendition, seq: UInt64, capturedNanos: UInt64, json: Data, data: Data,
-                        isKeyframe: Bool, width: Int, height: Int) {
+    public func publish(_ rendition: VideoRendition, seq: UInt64, capturedNanos: UInt64, capturedAt: Double = 0, json: Data,
+                        data: Data, isKeyframe: Bool, width: Int, height: Int) {
         lanes.withLock { lanes in
             var lane = lanes[rendition]!
             lane.lastIndex += 1
-            lane.units.append(Unit(index: lane.lastIndex, seq: seq, capturedNanos: capturedNanos, json: json, data: data,
-                                   isKeyframe: isKeyframe))
+            lane.units.append(Unit(index: lane.lastIndex, seq: seq, capturedNanos: capturedNanos, capturedAt: capturedAt,
+                                   json: json, data: data, isKeyframe: isKeyframe))
             if lane.units.count > capacity { lane.units.removeFirst(lane.units.count - capacity) }
             lane.width = width
             lane.height = height
@@ -124,6 +138,24 @@ public final class VideoFeed: Sendable {
 
     public func newest(_ rendition: VideoRendition) -> Unit? {
         lanes.withLock { $0[rendition]!.units.last }
+    }
+
+    /// The units after `index` still kept, oldest first, and whether some
+    /// between `index` and the first of them are gone (the reader fell more
+    /// than `capacity` behind, or the encoder was remade).
+    public func units(_ rendition: VideoRendition, after index: UInt64) -> (units: [Unit], lost: Bool) {
+        lanes.withLock { lanes in
+            let lane = lanes[rendition]!
+            guard let first = lane.units.first else { return ([], lane.lastIndex > index && index > 0) }
+            let start = max(Int(first.index), Int(index) + 1)
+            let units = start > Int(lane.units.last!.index) ? [] : Array(lane.units[(start - Int(first.index))...])
+            return (units, index > 0 && first.index > index + 1)
+        }
+    }
+
+    /// The index of the newest unit published so far (0 before any).
+    public func lastIndex(_ rendition: VideoRendition) -> UInt64 {
+        lanes.withLock { $0[rendition]!.lastIndex }
     }
 
     /// The unit at `index`, if it is still kept.
