@@ -18,6 +18,8 @@ enum Routes {
         let live: @Sendable () -> Bool
         /// Events (nil with events.enabled false).
         var events: EventAPI? = nil
+        /// Continuous recording (nil while record.enabled is false).
+        var recordings: RecordingAPI? = nil
     }
 
     static func router(_ parts: Parts) -> Router {
@@ -56,6 +58,7 @@ enum Routes {
         routes += SessionAPI(auth: parts.auth).routes
         routes += parts.templates.routes + parts.sources.routes + (parts.faces?.routes ?? [])
         routes += parts.events?.routes ?? []
+        routes += parts.recordings?.routes ?? []
         return Router(routes: routes, authorize: { request, access in parts.auth.refusal(for: request, needs: access) },
                       fallback: { request in parts.staticFiles.response(for: request.path) })
     }

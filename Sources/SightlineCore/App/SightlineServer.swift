@@ -19,9 +19,12 @@ public final class SightlineServer: Sendable {
     public let publishers: [Publisher]
     private let server: StreamServer
     private let logger: Logger
-    /// Events, snapshots and MQTT; nil with events.enabled false.
+    /// Events, snapshots, clips and MQTT; nil with events.enabled false.
     public let events: EventServices?
+    /// Continuous recording; nil while record.enabled is false (or without H.264).
+    public let recorder: SegmentRecorder?
     private let startedAt = MonotonicClock.nanos()
+    private let parts: StateParts
 
     public init(settings: ServeSettings, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         let assembly = try CameraAssembly(settings: settings, logger: logger)
@@ -68,15 +71,48 @@ public final class SightlineServer: Sendable {
         let publishers = self.publishers
         events?.watch(templates: camera.templates, faces: camera.faceService)
         self.events = events
+        recorder = try Self.segmentRecorder(settings: settings, feed: h264?.feed, logger: logger)
+        let recordings = recorder.map { RecordingAPI(recorder: $0) }
+        let parts = StateParts(video: (h264?.feed, videoStats), publishers: publishers, clips: events?.sink.clips,
+                               recorder: recorder)
+        self.parts = parts
         self.camera = camera
         self.stream = stream
         let tls = try Self.tlsFiles(settings: settings, logger: logger)
-        let server = Self.makeServer(settings: settings, camera: camera, stream: stream,
-                                     video: (h264?.feed, videoStats), publishers: publishers, tokens: tokens, tls: tls,
-                                     startedAt: startedAt, events: events?.api(namer: Self.eventNamer(events, camera, settings, logger)),
-                                     logger: logger)
+        let server = Self.makeServer(settings: settings, camera: camera, stream: stream, parts: parts, tokens: tokens, tls: tls,
+                                     startedAt: startedAt,
+                                     events: events?.api(namer: Self.eventNamer(events, camera, settings, logger), recordings: recordings),
+                                     recordings: recordings, logger: logger)
         self.server = server
         watchdog.alsoRequire { seconds in server.serviceResponsive(within: seconds) }
+    }
+
+    /// Continuous recording when `record.enabled` (it needs the H.264 encoder): its store loaded.
+    private static func segmentRecorder(settings: ServeSettings, feed: VideoFeed?, logger: Logger) throws -> SegmentRecorder? {
+        guard settings.record.enabled else { return nil }
+        guard let feed else {
+            logger.warning("recording: off (it needs video.h264)")
+            return nil
+        }
+        let store = RecordingStore(dataDirectory: settings.dataDir, limits: settings.record.limits)
+        let cut: Int
+        do {
+            cut = try store.load()
+        } catch {
+            throw ConfigError.invalid("cannot use the recordings directory \(store.directory): \(error)")
+        }
+        if cut > 0 { logger.notice("recording: \(cut) segment(s) cut short by an unclean stop kept up to their last fragment") }
+        logger.info("recording on", metadata: ["directory": "\(store.directory)", "segments": "\(store.list().count)",
+                                               "segmentSeconds": "\(settings.record.segmentSeconds)"])
+        return SegmentRecorder(store: store, feed: feed, segmentSeconds: settings.record.segmentSeconds, logger: logger)
+    }
+
+    /// What `/api/state` and `/metrics` read beside the camera.
+    struct StateParts: Sendable {
+        let video: (feed: VideoFeed?, stats: VideoStats)
+        let publishers: [Publisher]
+        let clips: ClipRecorder?
+        let recorder: SegmentRecorder?
     }
 
     /// Naming from face events uses a second detector of the same kind, made on first use.
@@ -97,6 +133,7 @@ public final class SightlineServer: Sendable {
         stream.connect(wake: { server.wake() })
         h264?.connect(wake: { server.wake() })
         try camera.start()
+        recorder?.start()
         for publisher in publishers { publisher.start() }
         logger.info("serving", metadata: ["url": "\(settings.tlsEnabled ? "https" : "http")://\(settings.host):\(server.boundPort)/",
                                           "source": "\(settings.source)"])
@@ -107,38 +144,41 @@ public final class SightlineServer: Sendable {
         ServiceManager.stopping()
         for publisher in publishers { publisher.stop() }
         camera.stop()
+        recorder?.stop()
         stream.connect(wake: nil)
         h264?.connect(wake: nil)
         server.stop()
     }
 
     public func state() -> ServerState {
-        Self.state(camera: camera, startedAt: startedAt, video: (h264?.feed, videoStats), publishers: publishers)
+        Self.state(camera: camera, startedAt: startedAt, parts: parts)
     }
 
     public func metricsText() -> String {
         var status: (@Sendable () -> EventStatus)?
         if let events { status = { events.status } }
-        return Self.metrics(camera: camera, startedAt: startedAt, video: (h264?.feed, videoStats), publishers: publishers,
-                            events: status)
+        return Self.metrics(camera: camera, startedAt: startedAt, parts: parts, events: status)
     }
 
     // MARK: - Assembly of the HTTP side
 
-    static func state(camera: CameraGraph, startedAt: UInt64, video: (feed: VideoFeed?, stats: VideoStats),
-                      publishers: [Publisher]) -> ServerState {
+    static func state(camera: CameraGraph, startedAt: UInt64, parts: StateParts) -> ServerState {
         let snapshot = camera.stats.snapshot()
         var state = ServerState(version: SightlineVersion.string, uptimeSeconds: uptime(since: startedAt),
                                 status: camera.capture.status, stats: snapshot, templates: camera.templates.all,
                                 faces: camera.facesInfo, sinks: camera.sinkCounts)
-        state.video = video.stats.snapshot(feed: video.feed, webSocketClients: snapshot.webSocketClients)
-        state.publish = publishers.isEmpty ? nil : publishers.map(\.snapshot)
+        state.video = parts.video.stats.snapshot(feed: parts.video.feed, webSocketClients: snapshot.webSocketClients)
+        state.publish = parts.publishers.isEmpty ? nil : parts.publishers.map(\.snapshot)
+        state.clips = parts.clips?.snapshot
+        state.recording = parts.recorder?.snapshot
         return state
     }
 
-    static func metrics(camera: CameraGraph, startedAt: UInt64, video: (feed: VideoFeed?, stats: VideoStats),
-                        publishers: [Publisher], events: (@Sendable () -> EventStatus)?) -> String {
+    static func metrics(camera: CameraGraph, startedAt: UInt64, parts: StateParts,
+                        events: (@Sendable () -> EventStatus)?) -> String {
         let snapshot = camera.stats.snapshot()
+        let video = parts.video
+        let publishers = parts.publishers
         return PrometheusText.render(stats: snapshot, status: camera.capture.status,
                                      templates: camera.templates.all.count, uptime: uptime(since: startedAt),
                                      sinks: camera.sinkCounts)
@@ -146,6 +186,7 @@ public final class SightlineServer: Sendable {
                                     encode: video.stats.encodeHistograms())
             + (publishers.isEmpty ? "" : PrometheusText.render(publish: publishers.map(\.snapshot)))
             + (events.map { PrometheusText.render(events: $0()) } ?? "")
+            + (parts.recorder.map { PrometheusText.render(recording: $0.snapshot) } ?? "")
     }
 
     private static func uptime(since start: UInt64) -> Double { Double(MonotonicClock.nanos() - start) / 1e9 }
@@ -177,10 +218,10 @@ public final class SightlineServer: Sendable {
         server.reloadCertificate()
     }
 
-    private static func makeServer(settings: ServeSettings, camera: CameraGraph, stream: StreamSink,
-                                   video videoParts: (feed: VideoFeed?, stats: VideoStats), publishers: [Publisher],
-                                   tokens: TokenStore, tls: TLSFiles?,
-                                   startedAt: UInt64, events: EventAPI?, logger: Logger) -> StreamServer {
+    private static func makeServer(settings: ServeSettings, camera: CameraGraph, stream: StreamSink, parts: StateParts,
+                                   tokens: TokenStore, tls: TLSFiles?, startedAt: UInt64, events: EventAPI?,
+                                   recordings: RecordingAPI?, logger: Logger) -> StreamServer {
+        let videoParts = parts.video
         let capture = camera.capture
         let templates = TemplateAPI(library: camera.templates, store: camera.templateStore,
                                     uploadedNames: camera.uploadedTemplateNames,
@@ -193,14 +234,13 @@ public final class SightlineServer: Sendable {
                                  switchTo: { spec in try camera.switchSource(to: spec) },
                                  isAdmin: { request in Routes.isAdmin(auth, request) })
         let router = Routes.router(Routes.Parts(
-            state: { state(camera: camera, startedAt: startedAt, video: videoParts, publishers: publishers) },
-            metrics: { metrics(camera: camera, startedAt: startedAt, video: videoParts, publishers: publishers,
-                               events: events?.status) },
+            state: { state(camera: camera, startedAt: startedAt, parts: parts) },
+            metrics: { metrics(camera: camera, startedAt: startedAt, parts: parts, events: events?.status) },
             latestFrame: { stream.slot.latest },
             staticFiles: StaticFiles(root: ResourceLocator.locate(settings.webRoot)),
             templates: templates, sources: sources, faces: camera.faceService.map { FaceAPI(service: $0) },
             auth: auth,
-            live: { capture.status.state == .live }, events: events))
+            live: { capture.status.state == .live }, events: events, recordings: recordings))
         var options = StreamServer.Options()
         options.host = settings.host
         options.port = settings.port

@@ -77,6 +77,7 @@ public struct ServeSettings: Sendable {
     /// Names this server in events and MQTT topics; nil: from the host name (`cameraName`).
     public var camera: String?
     public var events = EventSettings()
+    public var record = RecordSettings()
     public var mqtt = MQTTSettings()
     /// H.264 on `/ws?video=h264` (config `video:`).
     public var video = VideoSettings()
@@ -185,6 +186,12 @@ public struct ServeSettings: Sendable {
         if let v = config.faces?.minScore { faceMinScore = v }
         if let v = config.faces?.region, v.count == 4 { faceRegion = NormalizedBox(x: v[0], y: v[1], w: v[2], h: v[3]) }
         if let v = config.camera, !v.isEmpty { camera = v }
+        if let r = config.record {
+            if let v = r.enabled { record.enabled = v }
+            if let v = r.segmentSeconds { record.segmentSeconds = v }
+            if let v = r.maxAgeHours { record.maxAgeHours = v }
+            if let v = r.maxGigabytes { record.maxGigabytes = v }
+        }
         if let e = config.events {
             if let v = e.enabled { events.enabled = v }
             if let v = e.minSeconds { events.minSeconds = v }
@@ -281,6 +288,7 @@ public struct ServeSettings: Sendable {
             throw ConfigError.invalid("camera must be 1-64 letters, digits, '-' or '_', got '\(camera)'")
         }
         try events.validate()
+        try record.validate()
         if let options = mqtt.options(camera: cameraName) { try options.validate() }
         if let r = faceRegion, !(r.x >= 0 && r.y >= 0 && r.w > 0 && r.h > 0 && r.x + r.w <= 1.0001 && r.y + r.h <= 1.0001) {
             throw ConfigError.invalid("faces.region must be [x, y, w, h] inside [0, 1], got \([r.x, r.y, r.w, r.h])")

@@ -87,6 +87,14 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var maxClipSeconds: Double?
     }
 
+    /// Continuous recording: see RecordSettings.
+    public struct Record: Codable, Sendable, Equatable {
+        public var enabled: Bool?
+        public var segmentSeconds: Double?
+        public var maxAgeHours: Double?
+        public var maxGigabytes: Double?
+    }
+
     /// The MQTT broker (off while host is empty) and Home Assistant discovery.
     public struct MQTT: Codable, Sendable, Equatable {
         public var host: String?
@@ -129,6 +137,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
     /// Names this server in events and MQTT topics (default: the host name).
     public var camera: String?
     public var events: Events?
+    public var record: Record?
     public var mqtt: MQTT?
     public var access: Access?
     public var tls: TLS?
@@ -145,7 +154,8 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
 
     static let knownKeys: [String: Set<String>] = [
         "": ["server", "access", "tls", "source", "demo", "jpeg", "templates", "faces", "dataDir", "token", "logLevel",
-             "camera", "events", "mqtt", "video", "publish"],
+             "camera", "events", "mqtt", "video", "publish", "record"],
+        "record": ["enabled", "segmentSeconds", "maxAgeHours", "maxGigabytes"],
         "video": ["h264", "preset", "crf", "bitrateKbps", "keyframeSeconds", "threads", "x264Params", "low", "lowScale", "lowMaxFps",
                   "lowKbps", "maxLagSeconds"],
         "events": ["enabled", "minSeconds", "endAfterSeconds", "updateSeconds", "minUpdateSeconds", "maxEvents",

@@ -24,11 +24,20 @@ public struct EventAPI: Sendable {
     public let store: EventStore
     public let status: @Sendable () -> EventStatus
     public let namer: EventNamer?
+    /// With continuous recording: the segments an event's span lies in (`recordings` in `GET /api/events/{id}`).
+    public let recordings: (@Sendable (Double, Double) -> [RecordingReference])?
 
-    public init(store: EventStore, status: @escaping @Sendable () -> EventStatus, namer: EventNamer? = nil) {
+    public init(store: EventStore, status: @escaping @Sendable () -> EventStatus, namer: EventNamer? = nil,
+                recordings: (@Sendable (Double, Double) -> [RecordingReference])? = nil) {
         self.store = store
         self.status = status
         self.namer = namer
+        self.recordings = recordings
+    }
+
+    struct Detail: Encodable {
+        var event: EventRecord
+        var recordings: [RecordingReference]?
     }
 
     private struct NameBody: Decodable { var name: String }
@@ -51,10 +60,11 @@ public struct EventAPI: Sendable {
                 }
             },
             Route(.get, "/api/events/stats", access: .viewer) { [status] _ in .json(status()) },
-            Route(.get, "/api/events/{id}", access: .viewer) { [store] request in
+            Route(.get, "/api/events/{id}", access: .viewer) { [store, recordings] request in
                 Self.withID(request) { id in
                     guard let event = store.record(id) else { return Self.missing(id) }
-                    return .json(["event": event])
+                    let span = recordings?(event.startTime, event.endTime ?? event.lastTime)
+                    return .json(Detail(event: event, recordings: span))
                 }
             },
             Route(.get, "/api/events/{id}/snapshot.jpg", access: .viewer, .worker) { [store] request in
@@ -99,54 +109,14 @@ public struct EventAPI: Sendable {
         }
     }
 
-    /// One answer reads at most this much of a clip; a longer range gets
-    /// its first part (206 says which), and players ask for the rest.
-    static let maxRangeBytes = 8 << 20
-    /// A GET without a range reads the whole clip, up to this.
-    static let maxWholeBytes = 512 << 20
-
     private static func clip(_ store: EventStore, _ request: HTTPRequest) -> HTTPResponse {
         withID(request) { id in
             guard let record = store.record(id) else { return missing(id) }
-            guard record.clip != nil, let file = FileHandle(forReadingAtPath: store.clipPath(id)) else {
+            guard record.clip != nil else {
                 return .error(404, "no clip", detail: "event \(id) has no clip (clips are off, or it could not be written)")
             }
-            defer { try? file.close() }
-            guard let end = try? file.seekToEnd() else { return .error(500, "cannot read the clip") }
-            let size = Int(end)
-            if size == 0 {
-                return .error(404, "no clip yet", detail: "event \(id)'s clip has no video yet")
-            }
-            var headers: [(String, String)] = [("accept-ranges:", "bytes"), ("cache-control:", "no-cache")]
-            var status = 200
-            var range = 0...(size - 1)
-            switch ByteRange.parse(request.headers["range"], size: size) {
-            case .unsatisfiable:
-                var answer = HTTPResponse.error(416, "range not satisfiable", detail: "the clip has \(size) bytes")
-                answer.headers = [("content-range:", "bytes */\(size)"), ("accept-ranges:", "bytes")]
-                return answer
-            case .partial(let wanted):
-                status = 206
-                range = wanted.lowerBound...min(wanted.upperBound, wanted.lowerBound + maxRangeBytes - 1)
-                headers.append(("content-range:", "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"))
-            case .whole:
-                guard size <= maxWholeBytes else {
-                    return .error(413, "clip too large to send whole", detail: "ask for byte ranges (Range: bytes=0-)")
-                }
-            }
-            if request.method == .head {
-                var answer = HTTPResponse.data(Data(), contentType: "video/mp4", status: status, headers: headers)
-                answer.headLength = range.count
-                return answer
-            }
-            do {
-                try file.seek(toOffset: UInt64(range.lowerBound))
-                let data = try file.read(upToCount: range.count) ?? Data()
-                guard data.count == range.count else { return .error(500, "cannot read the clip", detail: "it changed while read") }
-                return .data(data, contentType: "video/mp4", status: status, headers: headers)
-            } catch {
-                return .error(500, "cannot read the clip", detail: StorageError(error, path: "")?.reason.description ?? "read failed")
-            }
+            return .file(store.clipPath(id), contentType: "video/mp4", request: request,
+                         missing: .error(404, "no clip", detail: "event \(id)'s clip file is gone"))
         }
     }
 

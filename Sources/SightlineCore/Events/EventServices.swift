@@ -69,8 +69,11 @@ public final class EventServices: Sendable {
                     mqtt: publisher?.status, clips: sink.clips?.snapshot)
     }
 
-    /// The API; `namer` when faces run (naming a person from a face event).
-    public func api(namer: EventNamer?) -> EventAPI {
-        EventAPI(store: store, status: { [self] in status }, namer: namer)
+    /// The API; `namer` when faces run (naming a person from a face event),
+    /// `recordings` with continuous recording.
+    public func api(namer: EventNamer?, recordings: RecordingAPI? = nil) -> EventAPI {
+        var spans: (@Sendable (Double, Double) -> [RecordingReference])?
+        if let recordings { spans = { start, end in recordings.references(from: start, to: end) } }
+        return EventAPI(store: store, status: { [self] in status }, namer: namer, recordings: spans)
     }
 }

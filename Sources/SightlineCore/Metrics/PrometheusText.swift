@@ -139,6 +139,17 @@ public enum PrometheusText {
         metric("sightline_event_writes_total", "counter", "Event states written, dropped while too many waited, or failed.",
                [("{result=\"saved\"}", Double(events.recorder.saved)), ("{result=\"dropped\"}", Double(events.recorder.dropped)),
                 ("{result=\"failed\"}", Double(events.recorder.failed))])
+        if let clips = events.clips {
+            metric("sightline_clips_active", "gauge", "Event clips being written.", [("", Double(clips.active))])
+            metric("sightline_clips_total", "counter", "Event clips finished whole, or stopped by a failed write.",
+                   [("{result=\"completed\"}", Double(clips.completed)), ("{result=\"failed\"}", Double(clips.failed))])
+            metric("sightline_clips_writing", "gauge", "1 while clips are written, 0 while writes fail (a full disk).",
+                   [("", clips.state == "failing" ? 0 : 1)])
+            metric("sightline_clips_lost_frames_total", "counter", "Frames the clip writer fell too far behind to keep.",
+                   [("", Double(clips.lostFrames))])
+            metric("sightline_clips_precapture_bytes", "gauge", "Encoded video kept for pre-capture.",
+                   [("", Double(clips.preCaptureBytes))])
+        }
         guard let mqtt = events.mqtt else { return out }
         metric("sightline_mqtt_connected", "gauge", "1 while connected to the broker.", [("", mqtt.connected ? 1 : 0)])
         metric("sightline_mqtt_messages_published_total", "counter", "Messages the broker acknowledged.",
@@ -150,6 +161,22 @@ public enum PrometheusText {
         metric("sightline_mqtt_connection_failures_total", "counter", "Connection attempts that failed or connections lost.",
                [("", Double(mqtt.failures))])
         return out
+    }
+
+    public static func render(recording: SegmentRecorder.Status) -> String {
+        """
+        # HELP sightline_recording_writing 1 while segments are written, 0 while writes fail (a full disk).
+        # TYPE sightline_recording_writing gauge
+        sightline_recording_writing \(recording.state == "failing" ? 0 : 1)
+        # HELP sightline_recording_segments_total Segments finished, or failed writes.
+        # TYPE sightline_recording_segments_total counter
+        sightline_recording_segments_total{result="completed"} \(recording.segments)
+        sightline_recording_segments_total{result="failed"} \(recording.failed)
+        # HELP sightline_recording_bytes Bytes kept in <data-dir>/recordings.
+        # TYPE sightline_recording_bytes gauge
+        sightline_recording_bytes \(recording.bytes)
+
+        """
     }
 
     private static func histogram(_ out: inout String, _ name: String, _ labels: String, _ h: LatencyHistogram) {

@@ -34,7 +34,8 @@ public final class ClipRecorder: Sendable {
 
     /// `/api/state`'s `clips` and `/metrics`'s `sightline_clips_*`.
     public struct Status: Codable, Sendable, Equatable {
-        /// "recording" (clips are written), "failing" (the last write failed; each new event tries again).
+        /// "recording" (clips are written), "failing" (the last write failed; each new event tries again,
+        /// and the first clip that opens brings it back).
         public var state = "recording"
         /// Clips being written now.
         public var active = 0
@@ -215,6 +216,13 @@ public final class ClipRecorder: Sendable {
                 if record.endTime != nil { clip.endKnownNanos = MonotonicClock.nanos() }
                 clips[record.id] = clip
                 report(record.id, persist: true)
+                guard clips[record.id] != nil else { return }
+                let recovered = recorder.status.withLock { status -> Bool in
+                    status.state = "recording"
+                    defer { status.lastError = nil }
+                    return status.lastError != nil
+                }
+                if recovered { recorder.logger.notice("clips: writing works again") }
             } catch {
                 unlink(path)
                 failed(record.id, error)
@@ -264,12 +272,7 @@ public final class ClipRecorder: Sendable {
                 failed(id, error)
                 return
             }
-            let recovered = recorder.status.withLock { status -> Bool in
-                status.completed += 1
-                defer { status.lastError = nil; status.state = "recording" }
-                return status.lastError != nil
-            }
-            if recovered { recorder.logger.notice("clips: writing works again") }
+            recorder.status.withLock { $0.completed += 1 }
         }
 
         /// A write failed: the file keeps what it has (marked incomplete), the clip stops.

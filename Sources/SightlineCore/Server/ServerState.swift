@@ -78,6 +78,10 @@ public struct ServerState: Codable, Sendable {
     public var video: VideoStats.Snapshot?
     /// Each `publish:` target (absent without any; admins only).
     public var publish: [PublishStatus]?
+    /// Event clips: writing or failing, with the last error (absent while clips are off).
+    public var clips: ClipRecorder.Status?
+    /// Continuous recording (absent while it is off).
+    public var recording: SegmentRecorder.Status?
 
     public init(version: String, uptimeSeconds: Double, status: SourceStatus, stats: PipelineStats.Snapshot,
                 templates: [Template], faces: FacesInfo? = nil, sinks: [String: SinkCounts] = [:]) {
