@@ -26,8 +26,8 @@ export const OUTPUT_WAIT_MS = 400;
 export const MAX_LATE_MS = 250;
 /** Half a frame at 60 fps: times this close count as the same instant. */
 const TIME_EPSILON_S = 0.008;
-/** Overlay lines and labels are scaled for pictures wider than this (they are shown shrunk). */
-const OVERLAY_REFERENCE_WIDTH = 800;
+/** The width the page shows a clip at (style.css): overlay lines and labels are scaled to look the same on any picture size. */
+const SHOWN_WIDTH = 640;
 
 /** Index of the keyframe at or before sample `index` (0 when there is none). */
 export function keyframeBefore(samples, index) {
@@ -93,6 +93,16 @@ export function bestSample(samples, metas, clipStart, event) {
   return eventSpan(samples, clipStart, event)?.first ?? 0;
 }
 
+/**
+ * Is a drawn box (an Overlay rect: kind, label, id) the event's own thing? Same kind, and
+ * the template's label or the face's track id when the event says it.
+ */
+export function isEventBox(rect, event) {
+  if (!event || rect.kind !== event.kind) return false;
+  if (rect.kind === 'face') return event.trackId == null || rect.id === event.trackId;
+  return event.label == null || rect.label === event.label;
+}
+
 /** "0:04.27" (minutes, seconds with hundredths). */
 export function formatClipTime(seconds) {
   const s = Math.max(0, Number.isFinite(seconds) ? seconds : 0);
@@ -145,6 +155,7 @@ export class ClipPlayer {
     this.outputWaitMs = outputWaitMs;
     this.samples = [];
     this.metas = []; // each sample's SEI JSON (null when it has none)
+    this.event = null; // the event the clip belongs to: its own box is the one in data-box
     this.config = null;
     this.decoder = null;
     this.fedUpTo = -1; // the last sample given to the decoder
@@ -159,9 +170,13 @@ export class ClipPlayer {
     this.stats = { decoded: 0, shown: 0, restarts: 0, flushes: 0, discarded: 0, errors: 0 };
   }
 
-  /** Takes a demuxed clip (mp4.js demuxClip); nothing is decoded until the first seek. */
-  load(clip) {
+  /**
+   * Takes a demuxed clip (mp4.js demuxClip) and the event it belongs to (optional);
+   * nothing is decoded until the first seek.
+   */
+  load(clip, event = null) {
     this.#stop();
+    this.event = event;
     this.samples = clip.samples;
     this.metas = clip.samples.map((s) => readSightlineSEI(s.data, clip.lengthSize));
     this.config = {
@@ -176,7 +191,7 @@ export class ClipPlayer {
     this.wanted = null;
     const width = clip.width || this.metas.find(Boolean)?.width || 640;
     const height = clip.height || this.metas.find(Boolean)?.height || 480;
-    this.overlay.resize(width, height, Math.max(1, width / OVERLAY_REFERENCE_WIDTH));
+    this.overlay.resize(width, height, Math.max(0.5, width / SHOWN_WIDTH));
     this.#changed();
   }
 
@@ -193,6 +208,7 @@ export class ClipPlayer {
       playing: this.playing,
       time: this.index >= 0 ? clipTime(this.samples, this.index) : 0,
       duration: this.samples.length ? clipTime(this.samples, this.samples.length - 1) : 0,
+      wanted: this.wanted, // a frame asked for and still being decoded, or null
       seq: meta?.seq ?? null,
       capturedAt: meta?.capturedAt ?? null,
     };
@@ -453,11 +469,12 @@ export class ClipPlayer {
     this.index = index;
     this.stats.shown += 1;
     const rects = this.overlay.lastDrawn?.rects || [];
+    const own = rects.find((r) => isEventBox(r, this.event)) || rects[0];
     const data = this.canvas.dataset;
     data.clipIndex = String(index);
     data.seq = meta.seq === undefined ? '' : String(meta.seq);
     data.clipTime = clipTime(this.samples, index).toFixed(3);
-    data.box = rects.length ? rects[0].corners.map((p) => p.map((v) => v.toFixed(1)).join(',')).join(' ') : '';
+    data.box = own ? own.corners.map((p) => p.map((v) => v.toFixed(1)).join(',')).join(' ') : '';
     data.boxes = JSON.stringify(rects.map((r) => ({
       kind: r.kind, label: r.label, id: r.id, roll: r.roll, x: +r.x.toFixed(1), y: +r.y.toFixed(1), w: +r.w.toFixed(1), h: +r.h.toFixed(1),
     })));

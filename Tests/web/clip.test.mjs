@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 
 import {
   demuxClip, parseAvcC, codecString, ClipFormatError, readSightlineSEI, removeEmulationPrevention, seiMessages,
-  nalUnits, SIGHTLINE_SEI_UUID, ClipPlayer, keyframeBefore, decodePlan, eventSpan, bestSample, sampleAt, formatClipTime,
+  nalUnits, SIGHTLINE_SEI_UUID, ClipPlayer, isEventBox, keyframeBefore, decodePlan, eventSpan, bestSample, sampleAt, formatClipTime,
 } from '../../web/clip.js';
 
 // --- a tiny MP4 box writer -------------------------------------------------------------------
@@ -142,7 +142,10 @@ const sightlineMessage = (json) => ({ type: 5, payload: bytesOf([UUID, [...new T
 
 function frameJson(seq) {
   return { seq, capturedAt: 1000 + seq / 30, width: 320, height: 240,
-    detections: [{ kind: 'template', label: 'sq', score: 0.9, box: { x: seq / 20, y: 0.25, w: 0.1, h: 0.2 } }] };
+    detections: [
+      { kind: 'face', id: 3, score: 0.8, roll: 0, box: { x: 0.8, y: 0.8, w: 0.1, h: 0.1 } },
+      { kind: 'template', label: 'sq', score: 0.9, box: { x: seq / 20, y: 0.25, w: 0.1, h: 0.2 } },
+    ] };
 }
 
 /** A sample: SEI with its JSON, then an IDR (key) or non-IDR slice whose bytes say its index. */
@@ -336,6 +339,18 @@ test('the event span and the best frame on the clip', () => {
   assert.equal(bestSample(samples, [], clipStart, { startTime: 1000.5, endTime: 1001 }), 5, 'else the span');
 });
 
+test('the event\'s own box among a frame\'s boxes', () => {
+  const face = { kind: 'face', id: 4 };
+  const logo = { kind: 'template', label: 'logo' };
+  assert.equal(isEventBox(face, { kind: 'face', trackId: 4 }), true);
+  assert.equal(isEventBox(face, { kind: 'face', trackId: 5 }), false);
+  assert.equal(isEventBox(face, { kind: 'face' }), true, 'a face event without a track id: any face');
+  assert.equal(isEventBox(logo, { kind: 'template', label: 'logo' }), true);
+  assert.equal(isEventBox(logo, { kind: 'template', label: 'other' }), false);
+  assert.equal(isEventBox(logo, { kind: 'face', trackId: 4 }), false);
+  assert.equal(isEventBox(logo, null), false);
+});
+
 // --- ClipPlayer --------------------------------------------------------------------------------
 
 /** A 2D context that accepts every call and records nothing (the Overlay's geometry is what counts). */
@@ -449,14 +464,14 @@ function setupPlayer({ count = 10, gop = 4, buffered = false } = {}) {
     },
     outputWaitMs: 5,
   });
-  player.load(clip);
+  player.load(clip, { kind: 'template', label: 'sq', startTime: 1000 });
   return { player, canvas, errors, slept, decoder: () => FakeDecoder.made.at(-1), tick: (ms) => { clock += ms; } };
 }
 
-/** The box drawn on the canvas, from its dataset, as [x, y, w, h] in pixels. */
+/** The template box drawn on the canvas, from its dataset, as [x, y, w, h] in pixels. */
 function drawnBox(canvas) {
-  const [first] = JSON.parse(canvas.dataset.boxes);
-  return [first.x, first.y, first.w, first.h];
+  const box = JSON.parse(canvas.dataset.boxes).find((b) => b.kind === 'template');
+  return [box.x, box.y, box.w, box.h];
 }
 
 test('seeking decodes from the keyframe before and shows only the wanted frame, with its own boxes', async () => {
@@ -470,7 +485,8 @@ test('seeking decodes from the keyframe before and shows only the wanted frame, 
   assert.equal(canvas.dataset.clipIndex, '6');
   assert.equal(canvas.dataset.seq, '6', 'the SEI of sample 6');
   assert.deepEqual(drawnBox(canvas), [6 / 20 * 320, 60, 32, 48], 'sample 6\'s own box, in canvas pixels');
-  assert.equal(canvas.dataset.box, '96.0,60.0 128.0,60.0 128.0,108.0 96.0,108.0');
+  assert.equal(canvas.dataset.box, '96.0,60.0 128.0,60.0 128.0,108.0 96.0,108.0', 'the event\'s own box');
+  assert.equal(JSON.parse(canvas.dataset.boxes).length, 2, 'every box of the frame is drawn');
   assert.equal(FakeFrame.open.size, 1, 'frames 4 and 5 were closed; 6 is on screen');
   assert.equal([...FakeFrame.open][0].timestamp, 6);
 });
