@@ -1,14 +1,18 @@
 // Events card: the server's recorded events (GET /api/events), newest first,
 // with a thumbnail of each (its crop), filters by kind and by label or name,
-// polled so the list grows while the camera runs. A click opens the event's
-// best frame with its box drawn (rotated by the face's roll); an unknown
-// face's event offers "name this person" (POST /api/events/{id}/name), which
-// teaches recognition so that person's next events carry the name.
+// polled so the list grows while the camera runs. A click opens the event: its
+// clip when it has one and the browser can decode it (clipview.js: played with
+// each frame's own boxes, opening on the best frame), else its best frame with
+// its box drawn (rotated by the face's roll); an event with a clip offers it for
+// download either way. An unknown face's event offers "name this person"
+// (POST /api/events/{id}/name), which teaches recognition so that person's next
+// events carry the name.
 //
 // Runs on the main thread. The pure helpers (eventsQuery, eventTitle,
-// eventTimes, mergeEvents, boxCorners) are unit-tested in Tests/web/events.test.mjs.
+// eventTimes, mergeEvents, boxCorners, clipURL) are unit-tested in Tests/web/events.test.mjs.
 
 import { apiRequest, pathName, Notice, describeError } from './api.js';
+import { ClipView, canPlayClips, clipUnavailableReason } from './clipview.js';
 
 export const EVENTS_PATH = '/api/events';
 export const POLL_MS = 2000;
@@ -46,6 +50,11 @@ export function mergeEvents(current, incoming) {
   return [...byId.values()].sort((a, b) => b.startTime - a.startTime || (a.id < b.id ? 1 : -1));
 }
 
+/** Where an event's clip is (GET, byte ranges work too). */
+export function clipURL(id) {
+  return `${EVENTS_PATH}/${pathName(id)}/clip.mp4`;
+}
+
 /** The four corners of a normalized box turned by `roll` degrees (clockwise) about its centre, in pixels. */
 export function boxCorners(box, roll, width, height) {
   const cx = (box.x + box.w / 2) * width;
@@ -72,6 +81,10 @@ export class EventsPanel {
     this.nameForm = this.dialog.querySelector('[data-role="name-form"]');
     this.nameInput = this.dialog.querySelector('[data-role="event-person"]');
     this.dialogNotice = new Notice(this.dialog.querySelector('[data-role="viewer-notice"]'));
+    this.download = this.dialog.querySelector('[data-role="clip-download"]');
+    this.clipView = new ClipView(this.dialog, this.canvas, {
+      onError: (error) => this.dialogNotice.error(`The clip stopped: ${describeError(error)}`),
+    });
     this.events = [];
     this.filterKey = '';
     this.shown = null;
@@ -89,6 +102,10 @@ export class EventsPanel {
       this.typing = setTimeout(refilter, 300);
     });
     this.dialog.querySelector('[data-role="close"]').addEventListener('click', () => this.dialog.close());
+    this.dialog.addEventListener('close', () => {
+      this.shown = null;
+      this.clipView.close(); // stop playing and free the decoder
+    });
     this.nameForm.addEventListener('submit', (event) => {
       event.preventDefault();
       this.#name();
@@ -161,6 +178,7 @@ export class EventsPanel {
     }
     item.dataset.kind = event.kind;
     item.dataset.open = String(event.endTime == null);
+    item.dataset.clip = String(!!event.clip);
     const text = item.querySelector('.event-text');
     const title = eventTitle(event);
     const score = Number.isFinite(event.best?.score) ? ` · ${event.best.score.toFixed(2)}` : '';
@@ -171,10 +189,17 @@ export class EventsPanel {
     detail.className = 'event-detail';
     detail.textContent = `${eventTimes(event)}${score}`;
     text.append(strong, detail);
-    item.querySelector('button').setAttribute('aria-label', `${title}, ${eventTimes(event)}: show the picture`);
+    if (event.clip) {
+      const mark = document.createElement('span');
+      mark.className = 'event-clip';
+      mark.textContent = 'clip';
+      text.append(mark);
+    }
+    const what = event.clip ? 'play the clip' : 'show the picture';
+    item.querySelector('button').setAttribute('aria-label', `${title}, ${eventTimes(event)}: ${what}`);
   }
 
-  /** Shows an event's best frame with its box; offers naming for an unknown face. */
+  /** Plays an event's clip, or shows its best frame with its box; offers naming for an unknown face. */
   async open(id) {
     const event = this.events.find((e) => e.id === id);
     if (!event) return;
@@ -182,7 +207,32 @@ export class EventsPanel {
     this.caption.textContent = `${eventTitle(event)} — ${eventTimes(event)}`;
     this.nameForm.hidden = !(event.kind === FACE && !event.name);
     this.dialogNotice.clear();
+    this.clipView.close();
+    delete this.canvas.dataset.eventId;
+    this.download.hidden = !event.clip;
+    if (event.clip) {
+      this.download.href = clipURL(id);
+      this.download.download = `${id}.mp4`;
+    }
     if (!this.dialog.open) this.dialog.showModal();
+    if (event.clip && canPlayClips()) {
+      try {
+        if (await this.clipView.show(event, clipURL(id)) && this.shown === event) this.canvas.dataset.eventId = id;
+        return;
+      } catch (error) {
+        if (this.shown !== event) return;
+        this.clipView.close();
+        this.dialogNotice.error(`The clip cannot be played here (${describeError(error)}); showing the best frame.`);
+      }
+    } else if (event.clip) {
+      this.dialogNotice.info(clipUnavailableReason());
+    }
+    await this.#showSnapshot(event);
+  }
+
+  /** The event's best frame (its stored snapshot) with its box. */
+  async #showSnapshot(event) {
+    const id = event.id;
     const image = new Image();
     image.decoding = 'async';
     image.src = `${EVENTS_PATH}/${pathName(id)}/snapshot.jpg`;
@@ -204,6 +254,7 @@ export class EventsPanel {
     corners.forEach(([x, y], i) => (i ? context.lineTo(x, y) : context.moveTo(x, y)));
     context.closePath();
     context.stroke();
+    this.canvas.dataset.mode = 'snapshot';
     this.canvas.dataset.eventId = id;
     this.canvas.dataset.box = corners.map((p) => p.map((v) => v.toFixed(1)).join(',')).join(' ');
   }

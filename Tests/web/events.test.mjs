@@ -1,7 +1,8 @@
 // Unit tests for the Events card's pure helpers (web/events.js).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { eventsQuery, eventTitle, eventTimes, mergeEvents, boxCorners } from '../../web/events.js';
+import { eventsQuery, eventTitle, eventTimes, mergeEvents, boxCorners, clipURL } from '../../web/events.js';
+import { canPlayClips, clipUnavailableReason, clipNote } from '../../web/clipview.js';
 
 test('the list query follows the filters', () => {
   assert.equal(eventsQuery({}), '/api/events?limit=30');
@@ -38,4 +39,19 @@ test('box corners turn clockwise about the centre', () => {
   const turned = boxCorners({ x: 0.25, y: 0.25, w: 0.5, h: 0.5 }, 90, 100, 100).map((p) => p.map((v) => Math.round(v)));
   // Clockwise by 90° in image coordinates (y down): the top-left corner goes to the top-right.
   assert.deepEqual(turned[0], [75, 25]);
+});
+
+test('an event\'s clip: its URL, whether this page can play it, and a note when it is not whole', () => {
+  assert.equal(clipURL('1763802000.123456-abc123'), '/api/events/1763802000.123456-abc123/clip.mp4');
+  const decoder = function VideoDecoder() {};
+  assert.equal(canPlayClips({ isSecureContext: true, VideoDecoder: decoder }), true);
+  assert.equal(canPlayClips({ isSecureContext: false, VideoDecoder: decoder }), false, 'WebCodecs needs a secure context');
+  assert.equal(canPlayClips({ isSecureContext: true }), false);
+  assert.match(clipUnavailableReason({ isSecureContext: false }), /HTTPS/);
+  assert.match(clipUnavailableReason({ isSecureContext: true }), /WebCodecs/);
+  assert.equal(clipNote({ start: 1, duration: 4, bytes: 10, complete: true }), '');
+  assert.match(clipNote({ complete: false }), /Still recording/);
+  assert.match(clipNote({ complete: true, capped: true }), /length cap/);
+  assert.match(clipNote({ complete: false, error: 'disk full' }), /cut short \(disk full\)/);
+  assert.equal(clipNote(undefined), '');
 });
