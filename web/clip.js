@@ -275,7 +275,9 @@ export class ClipPlayer {
   #stop() {
     this.pause();
     this.wanted = null;
-    this.#closeDecoder(new Error('closed'));
+    const closed = new Error('the clip was closed');
+    closed.name = 'AbortError'; // a decode cut short on purpose: not reported
+    this.#closeDecoder(closed);
   }
 
   #halt() {
@@ -339,7 +341,7 @@ export class ClipPlayer {
       });
     } catch (error) {
       if (this.wanted === target) this.wanted = null;
-      this.#failed(error);
+      if (error?.name !== 'AbortError') this.#failed(error);
       return false;
     }
   }

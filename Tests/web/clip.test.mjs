@@ -599,9 +599,13 @@ test('a decode error is reported; the next seek gets a new decoder', async () =>
 });
 
 test('close frees the decoder and the picture on screen and forgets the clip', async () => {
-  const { player, canvas, decoder } = setupPlayer();
+  const { player, canvas, decoder, errors } = setupPlayer({ buffered: true });
   await player.seek(3);
+  const cut = player.step(1); // waiting for a picture the buffered decoder holds back
+  await new Promise((resolve) => setTimeout(resolve, 1));
   player.close();
+  assert.equal(await cut, false);
+  assert.deepEqual(errors, [], 'a decode cut short by close is not an error');
   assert.equal(decoder().state, 'closed');
   assert.equal(FakeFrame.open.size, 0);
   assert.equal(canvas.dataset.seq, undefined);
