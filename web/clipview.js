@@ -136,7 +136,6 @@ export class ClipView {
     const playing = state.playing;
     this.playButton.textContent = playing ? '❚❚' : '▶';
     this.playButton.setAttribute('aria-label', playing ? 'Pause' : 'Play');
-    this.playButton.setAttribute('aria-pressed', String(playing));
     this.backButton.disabled = state.length === 0 || (state.wanted ?? state.index) <= 0;
     this.forwardButton.disabled = state.length === 0 || (state.wanted ?? state.index) >= state.length - 1;
     this.position.value = String(state.wanted ?? Math.max(0, state.index));
