@@ -96,9 +96,11 @@ public final class ClipRecorder: Sendable {
     public func start() {
         started.store(true, ordering: .sequentiallyConsistent)
         feed.holdEncoder(.main)
+        // From the units published after now, whenever the thread gets going.
+        let from = feed.lastIndex(.main)
         let thread = Thread { [self] in
             Thread.setOSName("sightline.clips")
-            var loop = ClipLoop(recorder: self)
+            var loop = ClipLoop(recorder: self, from: from)
             loop.run()
             finished.signal()
         }
@@ -138,10 +140,13 @@ public final class ClipRecorder: Sendable {
         var doneOrder: [String] = []
         var lastIndex: UInt64
 
-        init(recorder: ClipRecorder) {
+        /// Events that came before any video (the encoder's first keyframe): tried again on every pass.
+        var waiting: [String: (record: EventRecord, since: UInt64)] = [:]
+
+        init(recorder: ClipRecorder, from index: UInt64) {
             self.recorder = recorder
             ring = PreCaptureRing(keepSeconds: recorder.options.preCapture + recorder.options.eventDelay + 1)
-            lastIndex = recorder.feed.lastIndex(.main)
+            lastIndex = index
         }
 
         mutating func run() {
@@ -154,6 +159,7 @@ public final class ClipRecorder: Sendable {
                     inbox.records.removeAll()
                     return (records, inbox.closed)
                 }
+                for (_, entry) in waiting { observe(entry.record, since: entry.since) }
                 for record in records { observe(record) }
                 closeWhatIsDone(now: MonotonicClock.nanos())
                 recorder.status.withLock {
@@ -193,7 +199,7 @@ public final class ClipRecorder: Sendable {
             }
         }
 
-        mutating func observe(_ record: EventRecord) {
+        mutating func observe(_ record: EventRecord, since: UInt64 = MonotonicClock.nanos()) {
             if var clip = clips[record.id] {
                 if clip.endKnownNanos == nil && record.endTime != nil { clip.endKnownNanos = MonotonicClock.nanos() }
                 clip.record = record
@@ -201,13 +207,23 @@ public final class ClipRecorder: Sendable {
                 return
             }
             guard !done.contains(record.id) else { return }
-            markDone(record.id)   // one attempt per event
+            let since = waiting[record.id]?.since ?? since
             guard let first = ring.startIndex(forEventAt: record.startTime, preCapture: recorder.options.preCapture),
                   let size = recorder.feed.renditions().first(where: { $0.rendition == .main }),
                   let width = size.width, let height = size.height else {
-                recorder.logger.debug("clips: no video yet for event \(record.id)")
+                // No video yet: wait for it, as long as the clip could still hold something of the event.
+                let waited = Double(MonotonicClock.nanos() &- since) / 1e9
+                if waited < recorder.options.postCapture + recorder.options.stallSeconds + 10 {
+                    waiting[record.id] = (record, since)
+                } else {
+                    waiting[record.id] = nil
+                    markDone(record.id)
+                    recorder.logger.warning("clips: no video for event \(record.id) (the encoder made none)")
+                }
                 return
             }
+            waiting[record.id] = nil
+            markDone(record.id)   // one attempt per event
             let path = recorder.store.clipPath(record.id)
             do {
                 let writer = try VideoFileWriter(path: path, first: ring.units[first], width: width, height: height)

@@ -57,10 +57,11 @@ public final class SegmentRecorder: Sendable {
     public func start() {
         started.store(true, ordering: .sequentiallyConsistent)
         feed.holdEncoder(.main)
+        let from = feed.lastIndex(.main)
         let thread = Thread { [self] in
             Thread.setOSName("sightline.record")
             BackgroundPriority.lowerCurrentThread()
-            run()
+            run(from: from)
             finished.signal()
         }
         thread.name = "sightline.record"
@@ -78,8 +79,8 @@ public final class SegmentRecorder: Sendable {
         feed.stopWaking(wake.id)
     }
 
-    private func run() {
-        var lastIndex = feed.lastIndex(.main)
+    private func run(from: UInt64) {
+        var lastIndex = from
         var writer: VideoFileWriter?
         var name = ""
         var lastRetention = MonotonicClock.nanos()

@@ -1,0 +1,123 @@
+import Foundation
+import Logging
+import Testing
+@testable import SightlineCore
+
+/// The clip recorder on its own thread, fed real x264 access units whose
+/// capture times are set by the test (10 fps, a keyframe every second).
+@Suite("Recording: event clips")
+struct ClipRecorderTests {
+    typealias F = RecordingFixtures
+
+    func recorder(_ fixtures: RecordingFixtures, store: EventStore, pre: Double = 1, post: Double = 1,
+                  max: Double = 300) -> ClipRecorder {
+        var options = ClipRecorder.Options()
+        options.preCapture = pre
+        options.postCapture = post
+        options.maxSeconds = max
+        options.eventDelay = 0.5
+        return ClipRecorder(store: store, feed: fixtures.feed, options: options, logger: Logger(label: "test"))
+    }
+
+    @Test("a clip runs from the keyframe before pre-capture to post-capture after the event's last frame, and plays")
+    func preAndPostCapture() throws {
+        let fixtures = try RecordingFixtures()
+        let store = EventStore(dataDirectory: try TestPaths.temporaryDirectory())
+        try store.load()
+        let clips = recorder(fixtures, store: store)
+        clips.start()
+        defer { clips.stop() }
+        try fixtures.publish(through: 30)
+        let open = fixtures.record("aaaaaa", first: 25, last: 29, ended: false)
+        try store.save(open)
+        clips.enqueue(F.batch(open, .new))
+        #expect(F.eventually { store.record(open.id)?.clip != nil })
+        try fixtures.publish(through: 45)
+        let ended = fixtures.record("aaaaaa", first: 25, last: 40, ended: true)
+        try store.save(ended)
+        clips.enqueue(F.batch(ended, .end))
+        try fixtures.publish(through: 60)
+        #expect(F.eventually { store.record(open.id)?.clip?.complete == true })
+        let clip = try #require(store.record(open.id)?.clip)
+        // Event at frame 25 (2.5 s), pre-capture 1 s: the newest keyframe at or before 1.5 s is frame 10.
+        #expect(clip.start == fixtures.time(10))
+        // Last seen at frame 40, post-capture 1 s: frames through 50 at least (a batch may bring a few more).
+        #expect((41...50).contains(clip.frames), "frames \(clip.frames)")
+        #expect(clip.duration >= 4.0 && clip.capped == nil && clip.error == nil)
+        let probe = try VideoFileProbe.read(store.clipPath(open.id))
+        #expect(probe.packets == clip.frames && probe.width == 64 && probe.height == 48)
+        #expect(probe.keyframes >= (clip.frames + 9) / 10)
+        #expect(clip.bytes == Int(RecordingStore.size(store.clipPath(open.id))))
+        #expect(store.totals.bytes >= clip.bytes, "retention counts the clip as part of its event")
+        #expect(F.eventually { clips.snapshot.completed == 1 && clips.snapshot.active == 0 })
+        #expect(clips.snapshot.state == "recording" && clips.snapshot.failed == 0)
+    }
+
+    @Test("an event longer than maxClipSeconds has its clip capped there; overlapping events get their own files")
+    func cappedAndOverlapping() throws {
+        let fixtures = try RecordingFixtures()
+        let store = EventStore(dataDirectory: try TestPaths.temporaryDirectory())
+        try store.load()
+        let clips = recorder(fixtures, store: store, pre: 0, max: 2)
+        clips.start()
+        defer { clips.stop() }
+        try fixtures.publish(through: 11)
+        let long = fixtures.record("bbbbbb", first: 10, last: 10, ended: false)
+        let other = fixtures.record("cccccc", first: 10, last: 10, ended: false)
+        try store.save(long)
+        try store.save(other)
+        clips.enqueue(EventBatch(changes: F.batch(long, .new).changes + F.batch(other, .new).changes))
+        #expect(F.eventually { store.record(long.id)?.clip != nil && store.record(other.id)?.clip != nil },
+                "\(clips.snapshot)")
+        try fixtures.publish(through: 40)
+        #expect(F.eventually { store.record(long.id)?.clip?.complete == true })
+        let clip = try #require(store.record(long.id)?.clip)
+        #expect(clip.capped == true && clip.start == fixtures.time(10))
+        #expect((20...21).contains(clip.frames), "2 s at 10 fps, frames \(clip.frames)")
+        #expect(store.clipPath(long.id) != store.clipPath(other.id))
+        #expect(FileManager.default.fileExists(atPath: store.clipPath(other.id)))
+    }
+
+    @Test("deleting an event while its clip is written stops the clip and removes the file")
+    func deletedWhileWritten() throws {
+        let fixtures = try RecordingFixtures()
+        let store = EventStore(dataDirectory: try TestPaths.temporaryDirectory())
+        try store.load()
+        let clips = recorder(fixtures, store: store)
+        clips.start()
+        defer { clips.stop() }
+        try fixtures.publish(through: 20)
+        let open = fixtures.record("dddddd", first: 15, last: 19, ended: false)
+        try store.save(open)
+        clips.enqueue(F.batch(open, .new))
+        #expect(F.eventually { store.record(open.id)?.clip != nil })
+        #expect(store.delete(open.id))
+        var published = 20
+        #expect(F.eventually {
+            published += 1
+            try? fixtures.publish(through: published)   // frames keep coming while the recorder notices
+            return clips.snapshot.active == 0
+        })
+        #expect(!FileManager.default.fileExists(atPath: store.clipPath(open.id)))
+    }
+
+    @Test("stopping closes open clips whole with what was encoded")
+    func stopClosesClips() throws {
+        let fixtures = try RecordingFixtures()
+        let store = EventStore(dataDirectory: try TestPaths.temporaryDirectory())
+        try store.load()
+        let clips = recorder(fixtures, store: store)
+        clips.start()
+        try fixtures.publish(through: 25)
+        let open = fixtures.record("eeeeee", first: 20, last: 24, ended: false)
+        try store.save(open)
+        clips.enqueue(F.batch(open, .new))
+        #expect(F.eventually { store.record(open.id)?.clip != nil })
+        try fixtures.publish(through: 35)
+        #expect(F.eventually { (store.record(open.id)?.clip?.frames ?? 0) > 0 })
+        clips.stop()
+        let clip = try #require(store.record(open.id)?.clip)
+        #expect(clip.complete && clip.start == fixtures.time(10))
+        #expect(try VideoFileProbe.read(store.clipPath(open.id)).packets == clip.frames)
+    }
+}
