@@ -368,9 +368,9 @@ int sl_av_muxer_write(sl_av_muxer *m, const uint8_t *data, size_t size, int64_t 
     m->packet->pts = m->packet->dts = av_rescale_q(pts_ms, (AVRational){1, 1000}, m->stream->time_base);
     if (is_key) m->packet->flags |= AV_PKT_FLAG_KEY;
     arm(m);
-    if ((status = av_write_frame(m->fmt, m->packet)) < 0) return fail(err, status, "sending to the relay");
+    if ((status = av_write_frame(m->fmt, m->packet)) < 0) return fail(err, status, "writing the stream");
     if (m->fmt->pb) avio_flush(m->fmt->pb);
-    if (m->fmt->pb && m->fmt->pb->error < 0) return fail(err, m->fmt->pb->error, "sending to the relay");
+    if (m->fmt->pb && m->fmt->pb->error < 0) return fail(err, m->fmt->pb->error, "writing the stream");
     return 0;
 }
 

@@ -293,6 +293,23 @@ public final class EventStore: Sendable {
         }
     }
 
+    /// The event has no clip after all (its file held nothing and was removed):
+    /// `clip` goes from the index and, when it can be written, the record.
+    public func removeClip(_ id: String) {
+        disk.withLock { disk in
+            disk.pendingClips.removeValue(forKey: id)
+            let stored = index.withLock { index -> EventRecord? in
+                guard var entry = index.entries[id], let clip = entry.record.clip else { return nil }
+                entry.record.clip = nil
+                entry.bytes -= clip.bytes
+                index.bytes -= clip.bytes
+                index.entries[id] = entry
+                return entry.record
+            }
+            if let stored { _ = try? write(stored) }
+        }
+    }
+
     /// Deletes oldest first until the limits hold; returns the ids deleted.
     @discardableResult
     public func enforceRetention(now: Double = Date().timeIntervalSince1970) -> [String] {

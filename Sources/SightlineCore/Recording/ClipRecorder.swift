@@ -291,14 +291,22 @@ public final class ClipRecorder: Sendable {
             recorder.status.withLock { $0.completed += 1 }
         }
 
-        /// A write failed: the file keeps what it has (marked incomplete), the clip stops.
+        /// A write failed: the file keeps what it has (marked incomplete; on a
+        /// full disk the record says so once it can be written), the clip stops.
+        /// A file with nothing in it goes, and so does the event's `clip`.
         mutating func fail(_ id: String, _ error: Error) {
             guard let clip = clips.removeValue(forKey: id) else { return }
             try? clip.writer.finish()
             var info = info(clip)
             info.error = "\(error)"
-            if info.frames == 0 || (try? recorder.store.updateClip(id, info, persist: true)) != true {
+            if info.frames == 0 {
                 unlink(clip.writer.path)
+                recorder.store.removeClip(id)
+            } else {
+                do {
+                    // Kept in the index even when the record cannot be written now.
+                    if try !recorder.store.updateClip(id, info, persist: true) { unlink(clip.writer.path) }
+                } catch {}
             }
             failed(id, error)
         }
