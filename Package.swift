@@ -29,7 +29,11 @@ let package = Package(
         .target(
             name: "CSightlineOpenCV",
             cxxSettings: [.unsafeFlags(["-I/usr/include/opencv4"])],
-            linkerSettings: openCVLibraries + [.linkedLibrary("stdc++"), .linkedLibrary("dl")]
+            // dlib from Debian (libdlib-dev) for the 68-point shape predictor
+            // (ShapeShim.cpp, the only file that reads its headers); its
+            // matrix code calls BLAS and LAPACK (libblas-dev, liblapack-dev).
+            linkerSettings: openCVLibraries + [.linkedLibrary("dlib"), .linkedLibrary("blas"), .linkedLibrary("lapack"),
+                                               .linkedLibrary("stdc++"), .linkedLibrary("dl")]
         ),
         .target(
             name: "CSightlineMedia",

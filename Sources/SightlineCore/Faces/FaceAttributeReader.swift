@@ -1,28 +1,30 @@
 import CSightlineOpenCV
 import Foundation
 
-/// Reads `smile` (0...1) and `eyesClosed` for a face from its pixels, the
-/// way the Core Image tutorial's features did, with OpenCV's cascades.
+/// Reads `smile` (0...1) and `eyesClosed` for a face from its pixels.
 ///
-/// The face is cut out aligned by its eyes (landmarks, or where eyes sit in
-/// the box when a Haar face has none) into a small square crop, so the mouth
-/// and eyes always fall in the same windows whatever the roll:
-/// - **smile**: the smile cascade's strongest hit in the mouth window (its
-///   confidence, not a yes/no), mapped to 0...1 by a logistic curve; 0 when
-///   nothing there looks like a smiling mouth;
-/// - **eyesClosed**: the eye cascades (plain and behind glasses) are trained
-///   on open eyes; an eye is open when either finds it in its window with
-///   confidence. Eyes are closed when neither eye is open.
+/// With dlib's 68-point shape predictor (`FaceShapeModel`, Debian's
+/// `libdlib-data`), the face is cut out upright at one scale
+/// (`UprightFaceCrop`), the 68 points are fitted there, and:
+/// - **smile** is a logistic curve over the mouth's shape: lips apart, its
+///   corners lifted above the lips' centre and its width, each per
+///   interocular distance (`FaceShape.mouthOpen`, `cornerLift`, `mouthWidth`);
+/// - **eyesClosed**: both eyes' mean eye aspect ratio (Soukupová and Čech
+///   2016) under `closedEyeRatio`, or under `doubtfulEyeRatio` with no open
+///   eye found by the eye cascades.
+/// Each is omitted (nil) on a face it cannot judge: narrower than
+/// `minFaceWidthForSmile` / `...ForEyes` frame pixels (the detector's box),
+/// turned further than `maxYawForSmile` / `...ForEyes` (yaw read from the
+/// 68 points), or blurred (the crop's variance of Laplacian under
+/// `minSharpness`).
 ///
-/// Each is omitted (nil) where it cannot be measured: no cascade file, a face
-/// too small (eyes closer than `minEyeDistanceForSmile` / `...ForEyes`
-/// pixels), or, for the eyes, a face turned further than `maxYawForEyes` or
-/// one whose eyes the detector did not place (a Haar face whose eye pair
-/// was not found gives its smile only: judging eyes at guessed places would
-/// call a face "closed" for every eye the cascade missed).
+/// Without the model file (logged once by `FaceDetectorFactory`) it falls
+/// back to OpenCV's cascades as before: the smile cascade's strongest hit in
+/// the mouth window of an eye-aligned crop, and eyes closed when neither eye
+/// cascade finds an open eye (`cascadeRead`).
 ///
 /// Belongs to the thread of the detector that owns it (cascades and the crop
-/// are not shared).
+/// are not shared; the shape model is, read only).
 public final class FaceAttributeReader {
     public struct Options: Sendable {
         public var cascadeDirectory = "/usr/share/opencv4/haarcascades"
@@ -41,6 +43,38 @@ public final class FaceAttributeReader {
         /// open. On the shared photos open eyes read 1.6-3.1 and the eyes of a
         /// girl laughing with them squeezed shut 0.8.
         public var openEyeWeight = 1.2
+
+        /// dlib's 68-point model; nil (or a file that does not load) reads
+        /// with the cascades above.
+        public var shapeModelPath: String? = FaceShapeModel.defaultPath
+        /// Faces narrower than this (the detector's box, frame pixels) get no
+        /// smile, and no eyes under the second.
+        public var minFaceWidthForSmile = 36.0
+        public var minFaceWidthForEyes = 40.0
+        /// Faces turned further than this (degrees, from the 68 points) get
+        /// no smile; their eyes are held to `maxYawForEyes` above.
+        public var maxYawForSmile = 40.0
+        /// Faces whose upright crop's variance of Laplacian is under this
+        /// get neither (too blurred to read; the labelled faces read 15 and
+        /// more, blurred 30-pixel faces 7).
+        public var minSharpness = 12.0
+        /// smile = logistic(steepness * (openWeight * mouthOpen + liftWeight
+        /// * cornerLift + widthWeight * mouthWidth - midpoint)), see
+        /// `FaceShape`: lips apart (teeth), corners lifted and a wide mouth.
+        /// Fitted on the labelled faces (Tests/e2e/face_attribute_labels.json).
+        public var shapeSmileOpenWeight = 100.0
+        public var shapeSmileLiftWeight = 40.0
+        public var shapeSmileWidthWeight = 20.0
+        public var shapeSmileMidpoint = 22.5
+        public var shapeSmileSteepness = 0.8
+        /// Eyes are closed when both eyes' mean aspect ratio is under
+        /// `closedEyeRatio`, or under `doubtfulEyeRatio` while the eye
+        /// cascades find no open eye (their best confidence at most
+        /// `closedEyeCascadeWeight`): the 68-point fit of eyes squeezed shut
+        /// in a laugh can read 0.28, open eyes read 0.17 and more.
+        public var closedEyeRatio = 0.15
+        public var doubtfulEyeRatio = 0.3
+        public var closedEyeCascadeWeight = 1.0
 
         public init() {}
     }
@@ -72,18 +106,90 @@ public final class FaceAttributeReader {
     public let options: Options
     private let smiles: HaarCascade?
     private let eyes: [HaarCascade]
+    /// dlib's model, nil when it did not load (then the cascades read).
+    let shapeModel: FaceShapeModel?
+    /// Set SIGHTLINE_FACE_MEASURES to have each face's measures written to
+    /// standard error (one JSON object a line), to calibrate the curves above.
+    static let traceMeasures = ProcessInfo.processInfo.environment["SIGHTLINE_FACE_MEASURES"] != nil
 
-    /// Cascades that are missing only turn their attribute off.
+    /// Cascades that are missing only turn their attribute off; a shape model
+    /// that is missing turns to the cascades.
     public init(options: Options = Options()) {
         self.options = options
         let directory = options.cascadeDirectory as NSString
         smiles = try? HaarCascade(path: directory.appendingPathComponent(options.smileCascade))
         eyes = options.eyeCascades.compactMap { try? HaarCascade(path: directory.appendingPathComponent($0)) }
+        shapeModel = options.shapeModelPath.flatMap { try? FaceShapeModel.shared(path: $0) }
     }
 
-    /// The face with `smile` and `eyesClosed` filled where they can be measured.
-    /// `gray` is the frame the face was found in, 8-bit gray.
+    /// Why the shape model is not used (nil when it is): for the log.
+    public static func shapeModelProblem(_ options: Options) -> String? {
+        guard let path = options.shapeModelPath else { return "no shape model configured" }
+        do {
+            _ = try FaceShapeModel.shared(path: path)
+            return nil
+        } catch {
+            return "dlib shape model \(path) did not load (\(error)); install Debian's libdlib-data"
+        }
+    }
+
+    /// The face with `smile` and `eyesClosed` filled where they can be
+    /// judged. `gray` is the frame the face was found in, 8-bit gray.
     public func read(_ face: FaceObservation, gray: ImageBuffer) throws -> FaceObservation {
+        guard let shapeModel else { return try cascadeRead(face, gray: gray) }
+        // A Haar face whose eyes were not found is cut where a frontal face's
+        // eyes sit in its box; its eyes are not judged (see below).
+        guard let crop = try UprightFaceCrop(gray: gray, landmarks: face.landmarks ?? Self.estimatedEyes(face.box))
+        else { return face }
+        return try read(face, crop: crop, shape: shapeModel.fit(crop))
+    }
+
+    /// As `read`, with the crop and its 68 points already made (the
+    /// detector's person check makes them too).
+    func read(_ face: FaceObservation, crop: UprightFaceCrop, shape: FaceShape) throws -> FaceObservation {
+        var face = face
+        let sharpness = crop.sharpness()
+        let yaw = shape.yaw
+        let sharp = sharpness >= options.minSharpness
+        let eyeRatio = shape.eyeAspectRatio
+        let judgeSmile = sharp && face.box.w >= options.minFaceWidthForSmile && abs(yaw) <= options.maxYawForSmile
+        let judgeEyes = sharp && face.landmarks != nil && face.box.w >= options.minFaceWidthForEyes
+            && abs(yaw) <= options.maxYawForEyes
+        // The cascades' second look at eyes the fit calls neither shut nor surely open.
+        var cascadeEyes: Double?
+        if let landmarks = face.landmarks, !eyes.isEmpty,
+           Self.traceMeasures || (judgeEyes && eyeRatio >= options.closedEyeRatio && eyeRatio < options.doubtfulEyeRatio),
+           let toCrop = crop.toFrame.inverted {
+            let eyesInCrop = FaceLandmarks(rightEye: toCrop.apply(landmarks.rightEye), leftEye: toCrop.apply(landmarks.leftEye))
+            cascadeEyes = try openEyeConfidence(in: Self.aligner.align(crop.image, landmarks: eyesInCrop))
+        }
+        if Self.traceMeasures {
+            let line = String(format: "{\"box\": [%.1f, %.1f, %.1f, %.1f], \"sharpness\": %.1f, \"yaw68\": %.1f, "
+                              + "\"mouthWidth\": %.3f, \"cornerLift\": %.3f, \"mouthOpen\": %.3f, \"ear\": %.3f, "
+                              + "\"earRight\": %.3f, \"earLeft\": %.3f, \"smile\": %.3f, \"cascadeEyes\": %.3f}\n",
+                              face.box.x, face.box.y, face.box.w, face.box.h, sharpness, yaw, shape.mouthWidth,
+                              shape.cornerLift, shape.mouthOpen, eyeRatio, shape.eyeAspectRatio(from: 36),
+                              shape.eyeAspectRatio(from: 42), smile(shape), max(-9, cascadeEyes ?? -9))
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+        face.smile = judgeSmile ? smile(shape) : nil
+        face.eyesClosed = nil
+        if judgeEyes {
+            face.eyesClosed = eyeRatio < options.closedEyeRatio
+                || (eyeRatio < options.doubtfulEyeRatio && (cascadeEyes ?? .infinity) <= options.closedEyeCascadeWeight)
+        }
+        return face
+    }
+
+    /// 0...1 from the mouth's shape (see `Options.shapeSmile...`).
+    func smile(_ shape: FaceShape) -> Double {
+        let z = options.shapeSmileOpenWeight * shape.mouthOpen + options.shapeSmileLiftWeight * shape.cornerLift
+            + options.shapeSmileWidthWeight * shape.mouthWidth
+        return Self.logistic(z, midpoint: options.shapeSmileMidpoint, steepness: options.shapeSmileSteepness)
+    }
+
+    /// The cascades' reading (no shape model): see the type's comment.
+    func cascadeRead(_ face: FaceObservation, gray: ImageBuffer) throws -> FaceObservation {
         var face = face
         let eyePoints = face.landmarks ?? Self.estimatedEyes(face.box)
         let eyeDistance = hypot(eyePoints.leftEye.x - eyePoints.rightEye.x, eyePoints.leftEye.y - eyePoints.rightEye.y)

@@ -51,6 +51,10 @@ public enum FaceDetectorFactory {
     public static func choose(modelPath: String?, yunet: YuNetDetector.Options = YuNetDetector.Options(),
                               haar: HaarFaceDetector.Options = HaarFaceDetector.Options(),
                               logger: Logger) throws -> Choice {
+        if let attributes = modelPath != nil ? yunet.attributes : haar.attributes,
+           let problem = FaceAttributeReader.shapeModelProblem(attributes) {
+            logger.warning("face attributes: \(problem); reading smile and eyes with OpenCV's cascades instead")
+        }
         let reason: String
         if let modelPath {
             do {

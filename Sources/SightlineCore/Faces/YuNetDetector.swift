@@ -78,6 +78,10 @@ public final class YuNetDetector: FaceDetector {
         /// ago (matched by its box, as for refinement) is not read again and
         /// carries its last reading. 0 reads every face on every pass.
         public var attributesEverySeconds = 0.0
+        /// Refuse faces that are not a person's (a dog's, a cat's) by a
+        /// second look (`PersonFaceCheck`). Live, only faces new to the
+        /// tracker are looked at (those tracked passed when they were new).
+        public var checkPersons = true
 
         public init() {}
 
@@ -102,6 +106,9 @@ public final class YuNetDetector: FaceDetector {
     /// alternate between two, each kept between passes.
     private var inputs: [[Int]: ImageBuffer] = [:]
     private let attributes: FaceAttributeReader?
+    private let personCheck: PersonFaceCheck?
+    /// Faces refused by the person check (for tests).
+    private(set) var refusedFaces = 0
     /// The faces of the last pass with their last landmark reading (below,
     /// `attributed`: their last smile and eyes reading).
     private var refined: [RefineRecord] = []
@@ -125,6 +132,7 @@ public final class YuNetDetector: FaceDetector {
         refiner.startOffsets = options.refineStartOffsets
         refiner.trackedCropSize = options.trackedCropSize
         attributes = options.attributes.map { FaceAttributeReader(options: $0) }
+        personCheck = options.checkPersons ? try PersonFaceCheck() : nil
     }
 
     public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] {
@@ -241,8 +249,17 @@ public final class YuNetDetector: FaceDetector {
         faces = faces.map(FaceGeometry.withPose)
         // A first-pass roll reads tilted faces short; the tracker's own is better.
         for index in unrefined { faces[index].roll = nil }
-        guard let attributes, !faces.isEmpty else { return faces }
+        guard !faces.isEmpty else { return faces }
         let gray = try gray ?? ImageOps.gray(frame)
+        if let personCheck {
+            let before = faces.count
+            faces = try faces.filter { face in
+                if Self.overlapping(face.box, in: hints, box: { $0.box }) != nil { return true }
+                return try Self.isPerson(face, gray: gray, check: personCheck)
+            }
+            refusedFaces += before - faces.count
+        }
+        guard let attributes, !faces.isEmpty else { return faces }
         guard options.attributesEverySeconds > 0 else { return try faces.map { try attributes.read($0, gray: gray) } }
         let readAt = Double(MonotonicClock.nanos()) / 1e9
         var attributeRecords: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double, smile: Double?,
@@ -261,6 +278,20 @@ public final class YuNetDetector: FaceDetector {
         }
         attributed = attributeRecords
         return faces
+    }
+
+    /// Whether the person check takes the face for a person's. A face
+    /// without landmarks (none from YuNet) is kept.
+    static func isPerson(_ face: FaceObservation, gray: ImageBuffer, check: PersonFaceCheck) throws -> Bool {
+        guard let landmarks = face.landmarks, let crop = try UprightFaceCrop(gray: gray, landmarks: landmarks)
+        else { return true }
+        let score = try check.score(crop)
+        if FaceAttributeReader.traceMeasures {
+            let line = String(format: "{\"box\": [%.1f, %.1f, %.1f, %.1f], \"score\": %.3f, \"hog\": %.3f}\n",
+                              face.box.x, face.box.y, face.box.w, face.box.h, face.score, score)
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+        return score >= PersonFaceCheck.minScore
     }
 
     /// A second detector on the same model for the frame of a cut

@@ -1,0 +1,144 @@
+"""Smile, closed eyes and animal faces on labelled photos (issue 28), through
+`sightline detect --json`.
+
+The labels (face_attribute_labels.json, beside this file) were made by looking
+at each face's crop: smiling or not, eyes open or closed, left out where it
+could not be judged. The photos are the shared ones (../shared/testdata/faces),
+scikit-image's and the extra ones in SIGHTLINE_LABELLED_FACES (default
+<testdata>/faces-labelled: dlib's and face_recognition's example photos, see
+the labels' "about"). The targets are the issue's: on faces at least 40 px
+wide, smile accuracy >= 0.9, faces not smiling called smiling <= 10 %, open
+eyes called closed <= 5 %, closed eyes found on >= 80 % of those labelled
+closed. The figures are printed (pytest -s) for the issue note.
+"""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from PIL import Image
+from skimage import data
+
+from conftest import DEFAULT_TEST_DATA, server_binary
+
+LABELS = Path(__file__).with_name("face_attribute_labels.json")
+MIN_WIDTH = 40
+
+
+def photo_dirs(testdata):
+    labelled = Path(os.environ.get("SIGHTLINE_LABELLED_FACES", str(testdata / "faces-labelled")))
+    return {"shared": testdata / "faces", "labelled": labelled}
+
+
+def photo_path(entry, testdata, tmp_path):
+    """The photo's file, written from scikit-image's data when it comes from there; None when missing."""
+    if entry["source"] == "skimage":
+        path = tmp_path / f"{entry['photo']}.png"
+        if not path.exists():
+            Image.fromarray(getattr(data, entry["photo"])()).save(path)
+        return path
+    path = photo_dirs(testdata)[entry["source"]] / entry["photo"]
+    return path if path.exists() else None
+
+
+def detect(paths):
+    done = subprocess.run([str(server_binary()), "detect", "--json", *map(str, paths)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    results = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    return {Path(r["file"]).name: r for r in results}
+
+
+def faces(result):
+    out = []
+    for d in result["detections"]:
+        if d["kind"] != "face":
+            continue
+        b = d["box"]
+        out.append((dict(d), [b["x"] * result["width"], b["y"] * result["height"],
+                              b["w"] * result["width"], b["h"] * result["height"]]))
+    return out
+
+
+def iou(a, b):
+    ax2, ay2, bx2, by2 = a[0] + a[2], a[1] + a[3], b[0] + b[2], b[1] + b[3]
+    w = max(0, min(ax2, bx2) - max(a[0], b[0]))
+    h = max(0, min(ay2, by2) - max(a[1], b[1]))
+    inter = w * h
+    return inter / (a[2] * a[3] + b[2] * b[3] - inter)
+
+
+@pytest.fixture(scope="module")
+def labelled(tmp_path_factory):
+    """(label, detection or None) for every labelled face; skips when a photo is missing."""
+    testdata = Path(os.environ.get("SIGHTLINE_TEST_DATA", str(DEFAULT_TEST_DATA)))
+    tmp = tmp_path_factory.mktemp("labelled")
+    labels = json.loads(LABELS.read_text())
+    paths, missing = {}, []
+    for entry in labels["faces"] + labels["animals"]:
+        path = photo_path(entry, testdata, tmp)
+        if path is None:
+            missing.append(f"{entry['source']}:{entry['photo']}")
+        else:
+            paths[entry["photo"]] = path
+    if missing:
+        pytest.skip(f"labelled photos missing: {sorted(set(missing))} (see {LABELS.name}'s 'about')")
+    results = detect(sorted(set(paths.values())))
+    pairs = []
+    for entry in labels["faces"]:
+        found = faces(results[paths[entry["photo"]].name])
+        best = max(found, key=lambda f: iou(f[1], entry["box"]), default=None)
+        pairs.append((entry, best[0] if best and iou(best[1], entry["box"]) >= 0.5 else None))
+    return labels, results, paths, pairs
+
+
+def test_every_labelled_face_is_found(labelled):
+    _, _, _, pairs = labelled
+    lost = [(e["photo"], e["box"]) for e, d in pairs if d is None]
+    assert not lost, f"labelled faces not found: {lost}"
+
+
+def test_smile_meets_the_targets_on_faces_at_least_40_px(labelled):
+    _, _, _, pairs = labelled
+    judged = [(e["smiling"], d.get("smile")) for e, d in pairs
+              if d is not None and "smiling" in e and e["box"][2] >= MIN_WIDTH]
+    read = [(truth, smile) for truth, smile in judged if smile is not None]
+    assert all(0 <= smile <= 1 for _, smile in read)
+    right = sum((smile >= 0.5) == truth for truth, smile in read)
+    serious = [smile for truth, smile in read if not truth]
+    called_smiling = sum(smile >= 0.5 for smile in serious)
+    print(f"\nsmile: {len(read)} of {len(judged)} labelled faces >= {MIN_WIDTH} px read "
+          f"({sum(t for t, _ in read)} smiling, {len(serious)} not); accuracy {right}/{len(read)} = "
+          f"{right / len(read):.3f}; not smiling called smiling {called_smiling}/{len(serious)}")
+    assert len(read) >= 0.9 * len(judged), "most labelled faces are frontal and sharp enough to judge"
+    assert len(serious) >= 15 and len(read) - len(serious) >= 15
+    assert right / len(read) >= 0.9
+    assert called_smiling <= 0.1 * len(serious)
+
+
+def test_eyes_meet_the_targets_on_faces_at_least_40_px(labelled):
+    _, _, _, pairs = labelled
+    judged = [(e["eyes"], d.get("eyesClosed")) for e, d in pairs
+              if d is not None and "eyes" in e and e["box"][2] >= MIN_WIDTH]
+    read = [(truth, closed) for truth, closed in judged if closed is not None]
+    open_eyes = [closed for truth, closed in read if truth == "open"]
+    shut = [closed for truth, closed in read if truth == "closed"]
+    labelled_shut = [truth for truth, _ in judged if truth == "closed"]
+    print(f"\neyes: {len(read)} of {len(judged)} labelled faces >= {MIN_WIDTH} px judged; open called closed "
+          f"{sum(open_eyes)}/{len(open_eyes)}; closed found {sum(shut)}/{len(labelled_shut)} labelled closed "
+          f"({len(shut)} judged)")
+    assert len(open_eyes) >= 30
+    assert sum(open_eyes) <= 0.05 * len(open_eyes)
+    if len(labelled_shut) < 5:
+        pytest.skip(f"only {len(labelled_shut)} real closed-eye faces in the labelled set "
+                    f"({sum(shut)} found); the >= 80 % target needs more to be measured")
+    assert sum(shut) >= 0.8 * len(labelled_shut)
+
+
+def test_animal_photos_give_no_face(labelled):
+    labels, results, paths, _ = labelled
+    for entry in labels["animals"]:
+        found = faces(results[paths[entry["photo"]].name])
+        assert not found, f"{entry['photo']} ({entry['what']}): {[d for d, _ in found]}"
