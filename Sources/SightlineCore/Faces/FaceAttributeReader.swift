@@ -53,7 +53,7 @@ public final class FaceAttributeReader {
         public var minFaceWidthForEyes = 40.0
         /// Faces turned further than this (degrees, from the 68 points) get
         /// no smile; their eyes are held to `maxYawForEyes` above.
-        public var maxYawForSmile = 40.0
+        public var maxYawForSmile = 50.0
         /// Faces whose upright crop's variance of Laplacian is under this
         /// get neither (too blurred to read; the labelled faces read 15 and
         /// more, blurred 30-pixel faces 7).

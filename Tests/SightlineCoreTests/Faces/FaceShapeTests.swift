@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+@testable import SightlineCore
+
+/// dlib's 68-point fit, what is measured from it, the judging limits and the
+/// person check. Tests that need dlib's model (Debian's libdlib-data) or the
+/// labelled photos skip with a message saying what is missing.
+@Suite("Face shape: 68 points, judging limits, person check")
+struct FaceShapeTests {
+    static let modelPath = FaceShapeModel.defaultPath
+    static var hasModel: Bool { FileManager.default.fileExists(atPath: modelPath) }
+    static let noModel: Comment = "dlib's model \(modelPath) is missing (apt-get install libdlib-data)"
+    static var labelledFaces: String {
+        ProcessInfo.processInfo.environment["SIGHTLINE_LABELLED_FACES"] ?? TestPaths.testData + "/faces-labelled"
+    }
+
+    /// A frontal face's 68 points (iBUG layout) with eyes of the given aspect ratio
+    /// and a mouth whose lips are `open` apart and corners lifted by `lift` (pixels).
+    static func shape(eyeRatio: Double, open: Double = 0, lift: Double = 0) -> FaceShape {
+        var p = [PixelPoint](repeating: PixelPoint(x: 0, y: 0), count: 68)
+        for i in 0...16 { p[i] = PixelPoint(x: 40 + Double(i) * 7.5, y: 100 + abs(Double(i) - 8) * -4 + 30) }
+        for i in 17...26 { p[i] = PixelPoint(x: 50 + Double(i - 17) * 10, y: 70) }
+        for i in 27...30 { p[i] = PixelPoint(x: 100, y: 80 + Double(i - 27) * 8) }
+        for i in 31...35 { p[i] = PixelPoint(x: 90 + Double(i - 31) * 5, y: 112) }
+        func eye(_ first: Int, _ cx: Double) {
+            let half = 10.0, h = eyeRatio * 2 * half / 2
+            p[first] = PixelPoint(x: cx - half, y: 85); p[first + 3] = PixelPoint(x: cx + half, y: 85)
+            p[first + 1] = PixelPoint(x: cx - 4, y: 85 - h); p[first + 2] = PixelPoint(x: cx + 4, y: 85 - h)
+            p[first + 4] = PixelPoint(x: cx + 4, y: 85 + h); p[first + 5] = PixelPoint(x: cx - 4, y: 85 + h)
+        }
+        eye(36, 75); eye(42, 125)
+        p[48] = PixelPoint(x: 80, y: 130 - lift); p[54] = PixelPoint(x: 120, y: 130 - lift)
+        for i in 49...53 { p[i] = PixelPoint(x: 80 + Double(i - 48) * 6.7, y: 127 - open / 2) }
+        for i in 55...59 { p[i] = PixelPoint(x: 120 - Double(i - 54) * 6.7, y: 133 + open / 2) }
+        p[60] = PixelPoint(x: 83, y: 130 - lift); p[64] = PixelPoint(x: 117, y: 130 - lift)
+        for i in 61...63 { p[i] = PixelPoint(x: 83 + Double(i - 60) * 8.5, y: 130 - open / 2) }
+        for i in 65...67 { p[i] = PixelPoint(x: 117 - Double(i - 64) * 8.5, y: 130 + open / 2) }
+        return FaceShape(points: p)
+    }
+
+    @Test("eye aspect ratio is Soukupová and Čech's; mouth measures grow with lips apart and corners lifted")
+    func measures() {
+        let open = Self.shape(eyeRatio: 0.3), shut = Self.shape(eyeRatio: 0.05)
+        #expect(abs(open.eyeAspectRatio - 0.3) < 1e-9)
+        #expect(abs(shut.eyeAspectRatio - 0.05) < 1e-9)
+        let serious = Self.shape(eyeRatio: 0.3), smiling = Self.shape(eyeRatio: 0.3, open: 12, lift: 6)
+        #expect(serious.mouthOpen < 0.01 && smiling.mouthOpen > 0.1)
+        #expect(abs(serious.cornerLift) < 0.01 && smiling.cornerLift > 0.05)
+        #expect(abs(serious.yaw) < 1)
+        let reader = FaceAttributeReader(options: FaceAttributeReader.Options())
+        #expect(reader.smile(serious) < 0.5)
+        #expect(reader.smile(smiling) > 0.5)
+    }
+
+    @Test("a missing model file is reported, and attributes fall back to the cascades")
+    func missingModel() throws {
+        var options = FaceAttributeReader.Options()
+        options.shapeModelPath = "/nonexistent/shape_predictor_68_face_landmarks.dat"
+        let problem = try #require(FaceAttributeReader.shapeModelProblem(options))
+        #expect(problem.contains("did not load"))
+        let reader = FaceAttributeReader(options: options)
+        #expect(reader.shapeModel == nil)
+        let grace = try FaceTestData.image("grace_hopper.jpg")
+        var face = try #require(try YuNetDetectorTests.detector().detect(in: grace, gray: nil, limit: 1).first)
+        face.smile = nil
+        face.eyesClosed = nil
+        let read = try reader.read(face, gray: ImageOps.gray(grace))
+        #expect(read.smile != nil, "the smile cascade reads a smile without the model")
+    }
+
+    @Test("the 68 points land on the face: eyes near YuNet's eyes on every labelled face", .enabled(if: FaceShapeTests.hasModel, FaceShapeTests.noModel))
+    func fitFollowsTheFace() throws {
+        let model = try FaceShapeModel.shared(path: Self.modelPath)
+        let detector = try YuNetDetectorTests.detector()
+        var disagreements: [Double] = []
+        for file in FaceTestData.labelledPhotos + ["grace_hopper.jpg"] {
+            let image = try FaceTestData.image(file)
+            let gray = try ImageOps.gray(image)
+            for face in try detector.detect(in: image, gray: gray, limit: 50) where face.box.w >= 40 {
+                let landmarks = try #require(face.landmarks)
+                let crop = try #require(try UprightFaceCrop(gray: gray, landmarks: landmarks))
+                let shape = try model.fit(crop)
+                let toCrop = try #require(crop.toFrame.inverted)
+                disagreements.append(try #require(shape.disagreement(with: landmarks, toCrop: toCrop)))
+            }
+        }
+        print("68-point fit vs YuNet's five points, per interocular distance: \(disagreements.map { ($0 * 100).rounded() / 100 })")
+        #expect(disagreements.count >= 8)
+        #expect(disagreements.allSatisfy { $0 < 0.2 })
+    }
+
+    @Test("a blurred face gets neither smile nor eyes; the same face sharp gets both", .enabled(if: FaceShapeTests.hasModel, FaceShapeTests.noModel))
+    func blurredIsNotJudged() throws {
+        let detector = try YuNetDetectorTests.detector()
+        let grace = try FaceTestData.image("grace_hopper.jpg")
+        let sharp = try #require(try detector.detect(in: grace, gray: nil, limit: 1).first)
+        #expect(sharp.smile != nil && sharp.eyesClosed == false)
+        let blurred = grace.copy()
+        try ImageOps.blur(blurred, kernel: 31, sigma: 9)
+        // Read where the sharp face was (a blur this strong also loses the detection, or its person check).
+        let reader = FaceAttributeReader()
+        let again = try reader.read(sharp, gray: ImageOps.gray(grace))
+        #expect(again.smile != nil && again.eyesClosed == false)
+        let soft = try reader.read(sharp, gray: ImageOps.gray(blurred))
+        #expect(soft.smile == nil && soft.eyesClosed == nil)
+    }
+
+    @Test("dlib's dog photo gives no face (YuNet alone boxes one at 0.88)",
+          .enabled(if: FileManager.default.fileExists(atPath: FaceShapeTests.labelledFaces + "/dlib_dogs.jpg"),
+                   "dlib_dogs.jpg (dlib's examples/faces/dogs.jpg) is not in SIGHTLINE_LABELLED_FACES"))
+    func dogIsRefused() throws {
+        let image = try ImageIO.read(path: Self.labelledFaces + "/dlib_dogs.jpg")
+        var unchecked = YuNetDetector.Options.stillImage
+        unchecked.checkPersons = false
+        #expect(try !YuNetDetectorTests.detector(unchecked).detect(in: image, gray: nil, limit: 10).isEmpty,
+                "YuNet alone takes the dog for a face")
+        let detector = try YuNetDetectorTests.detector()
+        #expect(try detector.detect(in: image, gray: nil, limit: 10).isEmpty)
+        #expect(detector.refusedFaces >= 1)
+    }
+}
