@@ -21,6 +21,12 @@ public struct FaceBenchmark {
         public var facesPerFrame: Double
         /// `FaceAttributeReader.read` alone, per face (crop, smile, eyes).
         public var attributesMsPerFace: PipelineBenchmark.StageTiming?
+        /// Its steps per face, and the person check's (dlib's model
+        /// present): `uprightCrop`, `fit68` (dlib's shape predictor),
+        /// `sharpness`, `cascadeEyes` (the eye cascades' second look, run
+        /// only for eyes neither shut nor surely open), `personCheck` (the
+        /// HOG second look, run on faces new to the tracker).
+        public var stepsMsPerFace: [String: PipelineBenchmark.StageTiming]?
     }
 
     public struct Report: Codable, Sendable {
@@ -51,6 +57,7 @@ public struct FaceBenchmark {
         if let modelPath {
             var plain = YuNetDetector.Options()
             plain.attributes = nil
+            plain.checkPersons = false
             detectors.append(try YuNetDetector(modelPath: modelPath, options: plain))
             var refined = YuNetDetector.Options()
             refined.refineLandmarks = true
@@ -70,6 +77,14 @@ public struct FaceBenchmark {
         -> DetectorTiming {
         let reader = FaceAttributeReader()
         var samples: [Double] = [], attributeSamples: [Double] = [], faces = 0
+        var steps: [String: [Double]] = [:]
+        let check = withAttributes && reader.shapeModel != nil ? try PersonFaceCheck() : nil
+        func timed<T>(_ step: String, _ body: () throws -> T) rethrows -> T {
+            let t0 = MonotonicClock.nanos()
+            let result = try body()
+            steps[step, default: []].append(Double(MonotonicClock.nanos() - t0) / 1e6)
+            return result
+        }
         for image in images {
             // The server makes the gray frame in its convert stage, not on the detector's thread.
             let gray = try ImageOps.gray(image)
@@ -82,13 +97,24 @@ public struct FaceBenchmark {
                 let t1 = MonotonicClock.nanos()
                 _ = try reader.read(face, gray: gray)
                 attributeSamples.append(Double(MonotonicClock.nanos() - t1) / 1e6)
+                guard let check, let model = reader.shapeModel, let landmarks = face.landmarks,
+                      let crop = try timed("uprightCrop", { try UprightFaceCrop(gray: gray, landmarks: landmarks) }),
+                      let toCrop = crop.toFrame.inverted else { continue }
+                _ = try timed("fit68") { try model.fit(crop) }
+                _ = timed("sharpness") { crop.sharpness() }
+                let eyes = FaceLandmarks(rightEye: toCrop.apply(landmarks.rightEye), leftEye: toCrop.apply(landmarks.leftEye))
+                _ = try timed("cascadeEyes") {
+                    try reader.openEyeConfidence(in: FaceAttributeReader.aligner.align(crop.image, landmarks: eyes))
+                }
+                _ = try timed("personCheck") { try check.score(crop) }
             }
         }
         let timing = PipelineBenchmark.timing(samples)
         return DetectorTiming(detector: name, frames: images.count, msPerFrame: timing,
                               detectionsPerSecond: (1000 / max(timing.mean, 1e-6)).rounded(toPlaces: 1),
                               facesPerFrame: (Double(faces) / Double(max(1, images.count))).rounded(toPlaces: 2),
-                              attributesMsPerFace: attributeSamples.isEmpty ? nil : PipelineBenchmark.timing(attributeSamples))
+                              attributesMsPerFace: attributeSamples.isEmpty ? nil : PipelineBenchmark.timing(attributeSamples),
+                              stepsMsPerFace: steps.isEmpty ? nil : steps.mapValues(PipelineBenchmark.timing))
     }
 
     /// `frames` frames of the input (a still repeats), each letterboxed into width x height.
