@@ -116,6 +116,7 @@ public struct CameraAssembly {
         yunet.refineEverySeconds = settings.faceRefineEverySeconds
         yunet.trackedCropSize = settings.faceRefineCropSize
         yunet.attributesEverySeconds = settings.faceAttributesEverySeconds
+        yunet.attributesPerPass = YuNetDetector.liveAttributesPerPass
         yunet.scoreThreshold = settings.faceMinScore
         yunet.confirmMissedTracks = true
         yunet.newFacesReadAtOnce = 1

@@ -78,6 +78,12 @@ public final class YuNetDetector: FaceDetector {
         /// ago (matched by its box, as for refinement) is not read again and
         /// carries its last reading. 0 reads every face on every pass.
         public var attributesEverySeconds = 0.0
+        /// Live: at most this many faces are read for attributes in one pass
+        /// (about 2-4 ms each), so a crowd costs a pass no more than a few
+        /// faces do. The faces due are read never-read first, then the
+        /// largest; the rest carry their last reading (none yet: omitted)
+        /// and are read on later passes. nil: every face due.
+        public var attributesPerPass: Int? = nil
         /// Refuse faces that are not a person's (a dog's, a cat's) by a
         /// second look (`PersonFaceCheck`). Live, only faces new to the
         /// tracker are looked at (those tracked passed when they were new).
@@ -138,6 +144,9 @@ public final class YuNetDetector: FaceDetector {
     public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] {
         try detect(in: frame, gray: gray, limit: limit, hints: [])
     }
+
+    /// The live server's `attributesPerPass`: four faces, about 10 ms of a pass.
+    public static let liveAttributesPerPass = 4
 
     /// A hint (a tracked face) overlapping a found face by at least this IoU
     /// gives it its roll as the second pass's start.
@@ -264,16 +273,24 @@ public final class YuNetDetector: FaceDetector {
         let readAt = Double(MonotonicClock.nanos()) / 1e9
         var attributeRecords: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double, smile: Double?,
                        eyesClosed: Bool?)] = []
+        let lasts = faces.map { face in Self.overlapping(face.box, in: attributed, box: { $0.box }) }
+        let due = faces.indices.filter { index in
+            guard let last = lasts[index] else { return true }
+            return readAt - last.at >= options.attributesEverySeconds * 0.8
+        }
+        // Never read first, then the largest; up to the pass's budget.
+        let read = Set(due.sorted { a, b in
+            (lasts[a] == nil) != (lasts[b] == nil) ? lasts[a] == nil : faces[a].box.w > faces[b].box.w
+        }.prefix(options.attributesPerPass ?? Int.max))
         for index in faces.indices {
-            if let last = Self.overlapping(faces[index].box, in: attributed, box: { $0.box }),
-               readAt - last.at < options.attributesEverySeconds * 0.8 {
-                faces[index].smile = last.smile
-                faces[index].eyesClosed = last.eyesClosed
-                attributeRecords.append((faces[index].box, last.at, last.smile, last.eyesClosed))
-            } else {
+            if read.contains(index) {
                 faces[index] = try attributes.read(faces[index], gray: gray)
                 attributeReads += 1
                 attributeRecords.append((faces[index].box, readAt, faces[index].smile, faces[index].eyesClosed))
+            } else if let last = lasts[index] {
+                faces[index].smile = last.smile
+                faces[index].eyesClosed = last.eyesClosed
+                attributeRecords.append((faces[index].box, last.at, last.smile, last.eyesClosed))
             }
         }
         attributed = attributeRecords

@@ -140,6 +140,34 @@ struct YuNetDetectorTests {
         #expect(first.smile != nil)
     }
 
+    @Test("live budget: a pass reads at most attributesPerPass faces, never-read ones first, so every face of a crowd is read within a few passes")
+    func attributeBudget() throws {
+        var options = YuNetDetector.Options()
+        options.attributesEverySeconds = 60
+        options.attributesPerPass = 2
+        let detector = try Self.detector(options)
+        // Six portraits of Grace Hopper, 180 px wide, on one 540x420 picture.
+        let grace = try FaceTestData.image("grace_hopper.jpg")
+        let cellWidth = 180, cellHeight = 210
+        let cell = try ImageOps.resized(grace, width: cellWidth, height: cellHeight)
+        let crowd = ImageBuffer(width: 3 * cellWidth, height: 2 * cellHeight, channels: 3)
+        for index in 0..<6 {
+            let x0 = (index % 3) * cellWidth, y0 = (index / 3) * cellHeight
+            for row in 0..<cellHeight {
+                (crowd.bytes + (y0 + row) * crowd.stride + x0 * 3)
+                    .update(from: cell.bytes + row * cell.stride, count: cellWidth * 3)
+            }
+        }
+        var judged: [Int] = []
+        for pass in 1...3 {
+            let faces = try detector.detect(in: crowd, gray: nil, limit: 10)
+            #expect(faces.count == 6, "pass \(pass): \(faces.count) faces")
+            #expect(detector.attributeReads == 2 * pass)
+            judged.append(faces.filter { $0.smile != nil }.count)
+        }
+        #expect(judged == [2, 4, 6], "faces carrying a smile after each pass: \(judged)")
+    }
+
     @Test("a tracked face's roll as a hint settles the second landmark pass in fewer passes, to the same roll")
     func rollHint() throws {
         var options = YuNetDetector.Options()
