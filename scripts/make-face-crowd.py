@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Makes a crowd video for the crowd-cost figure (issue 28): 640x480, 25 fps, a camera
+walking slowly past a wall of 35 faces 40-70 px wide (about 25 in view).
+
+The faces are crops of the shared photos (../shared/testdata/faces: boxes from faces.json,
+grace_hopper.jpg and messi5.jpg by `sightline detect`) and of scikit-image's astronaut, each
+scaled to 40-70 px and tiled with a little of their surroundings over scikit-image's coffee
+photo; the 640x480 window pans across the 800x580 wall (back and forth, up to about 25 px/s), so every face
+moves on every frame. Each frame carries its index as make-face-pan.py draws it.
+
+  scripts/make-face-crowd.py OUT.avi [--seconds 30] [--fps 25] [--shared ../shared]
+
+Then, for example:
+  scripts/loadtest.py --spawn --source file:OUT.avi --clients 10 --seconds 60 \\
+      --server-arg=--template=config/demo-template.png
+  scripts/live-faces.py python-loop OUT.avi      (needs opencv-python-headless)
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import io
+import json
+import math
+import random
+import sys
+from pathlib import Path
+
+from PIL import Image
+from skimage import data
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "Tests" / "e2e"))
+from scenes import write_mjpeg_avi  # noqa: E402
+
+spec = importlib.util.spec_from_file_location("make_face_pan", REPO / "scripts" / "make-face-pan.py")
+pan = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(pan)
+
+
+def face_crops(shared: Path) -> list[Image.Image]:
+    """Each labelled face with a margin of half its box around it."""
+    faces_dir = shared / "testdata" / "faces"
+    labels = json.loads((faces_dir / "faces.json").read_text())
+    crops = []
+    for image in labels["images"]:
+        if not all(isinstance(face, dict) for face in image.get("faces", [])):
+            continue  # grace_hopper.jpg and messi5.jpg: expectations in words
+        photo = Image.open(faces_dir / image["file"]).convert("RGB")
+        for face in image["faces"]:
+            x, y, w, h = face["box"]
+            crops.append(photo.crop((x - w * 3 // 10, y - h * 3 // 10, x + w + w * 3 // 10, y + h + h * 3 // 10)))
+    astronaut = Image.fromarray(data.astronaut())
+    crops.append(astronaut.crop((150, 40, 290, 200)))
+    grace = Image.open(faces_dir / "grace_hopper.jpg").convert("RGB")
+    crops.append(grace.crop((150, 110, 390, 380)))
+    return crops
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--fps", type=int, default=25)
+    parser.add_argument("--shared", type=Path, default=REPO.parent / "shared")
+    args = parser.parse_args()
+    rng = random.Random(28)
+    wall = Image.fromarray(data.coffee()).convert("RGB").resize((800, 580))
+    crops = face_crops(args.shared)
+    placed = 0
+    for row in range(5):
+        for column in range(7):
+            crop = crops[placed % len(crops)]
+            face_width = rng.randint(40, 70)
+            # The crop is 1.6 times the face's box wide.
+            scale = 1.6 * face_width / crop.width
+            tile = crop.resize((round(crop.width * scale), round(crop.height * scale)))
+            x = 4 + column * 113 + rng.randint(-3, 3)
+            y = 4 + row * 114 + rng.randint(-3, 3)
+            wall.paste(tile, (x, y))
+            placed += 1
+    frames = round(args.seconds * args.fps)
+    jpegs = []
+    for index in range(frames):
+        t = index / args.fps
+        left = (800 - 640) / 2 * (1 - math.cos(2 * math.pi * t / 20))
+        top = (580 - 480) / 2 * (1 - math.cos(2 * math.pi * t / 26))
+        frame = wall.crop((round(left), round(top), round(left) + 640, round(top) + 480))
+        pan.draw_code(frame, index)
+        buffer = io.BytesIO()
+        frame.save(buffer, format="JPEG", quality=85)
+        jpegs.append(buffer.getvalue())
+    write_mjpeg_avi(args.out, jpegs, 640, 480, args.fps)
+    print(f"{args.out}: {frames} frames, {placed} faces 40-70 px on an 800x580 wall", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
