@@ -116,6 +116,12 @@ def test_smile_meets_the_targets_on_faces_at_least_40_px(labelled):
     assert len(serious) >= 15 and len(read) - len(serious) >= 15
     assert right / len(read) >= 0.9
     assert called_smiling <= 0.1 * len(serious)
+    held = [(e["smiling"], d.get("smile")) for e, d in pairs
+            if d is not None and e.get("heldOut") and "smiling" in e and e["box"][2] >= MIN_WIDTH]
+    held_read = [(truth, smile) for truth, smile in held if smile is not None]
+    print(f"smile on the held-out faces alone: {sum((s >= 0.5) == t for t, s in held_read)}/{len(held_read)} right, "
+          f"not smiling called smiling {sum(s >= 0.5 for t, s in held_read if not t)}/"
+          f"{sum(not t for t, _ in held_read)}")
 
 
 def test_eyes_meet_the_targets_on_faces_at_least_40_px(labelled):
