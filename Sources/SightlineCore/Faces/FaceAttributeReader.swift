@@ -144,8 +144,7 @@ public final class FaceAttributeReader {
         return try read(face, crop: crop, shape: shapeModel.fit(crop))
     }
 
-    /// As `read`, with the crop and its 68 points already made (the
-    /// detector's person check makes them too).
+    /// As `read`, with the upright crop and its 68 points already made.
     func read(_ face: FaceObservation, crop: UprightFaceCrop, shape: FaceShape) throws -> FaceObservation {
         var face = face
         let sharpness = crop.sharpness()
