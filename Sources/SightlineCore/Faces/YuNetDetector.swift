@@ -88,6 +88,12 @@ public final class YuNetDetector: FaceDetector {
         /// second look (`PersonFaceCheck`). Live, only faces new to the
         /// tracker are looked at (those tracked passed when they were new).
         public var checkPersons = true
+        /// At most this many faces new to the tracker are checked in one
+        /// pass (about 3 ms each), the largest first; the others are left out
+        /// of this pass's faces, to be found and checked by a later one. The
+        /// cut-frame pass, which runs on the pipeline thread, takes
+        /// `cutFramePersonChecks`. nil: every new face.
+        public var personChecksPerPass: Int? = nil
 
         public init() {}
 
@@ -144,6 +150,11 @@ public final class YuNetDetector: FaceDetector {
     public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] {
         try detect(in: frame, gray: gray, limit: limit, hints: [])
     }
+
+    /// The cut-frame pass's `personChecksPerPass`: the four largest new
+    /// faces (about 12 ms on the pipeline thread); the others are boxed when
+    /// the worker's pass on that frame ends.
+    public static let cutFramePersonChecks = 4
 
     /// The live server's `attributesPerPass`: four faces, about 10 ms of a pass.
     public static let liveAttributesPerPass = 4
@@ -261,12 +272,22 @@ public final class YuNetDetector: FaceDetector {
         guard !faces.isEmpty else { return faces }
         let gray = try gray ?? ImageOps.gray(frame)
         if let personCheck {
-            let before = faces.count
-            faces = try faces.filter { face in
-                if Self.overlapping(face.box, in: hints, box: { $0.box }) != nil { return true }
-                return try Self.isPerson(face, gray: gray, check: personCheck)
+            let isNew = faces.map { Self.overlapping($0.box, in: hints, box: { $0.box }) == nil }
+            let checked = Set(faces.indices.filter { isNew[$0] }.sorted { faces[$0].box.w > faces[$1].box.w }
+                .prefix(options.personChecksPerPass ?? Int.max))
+            var kept: [FaceObservation] = []
+            for index in faces.indices {
+                if !isNew[index] {
+                    kept.append(faces[index])
+                } else if checked.contains(index) {
+                    if try Self.isPerson(faces[index], gray: gray, check: personCheck) {
+                        kept.append(faces[index])
+                    } else {
+                        refusedFaces += 1
+                    }
+                }
             }
-            refusedFaces += before - faces.count
+            faces = kept
         }
         guard let attributes, !faces.isEmpty else { return faces }
         guard options.attributesEverySeconds > 0 else { return try faces.map { try attributes.read($0, gray: gray) } }
@@ -313,14 +334,17 @@ public final class YuNetDetector: FaceDetector {
 
     /// A second detector on the same model for the frame of a cut
     /// (FaceStage): the usual 320 pass alone, no second landmark pass, no
-    /// attributes (about 6 ms), so the large faces of a new picture are boxed
-    /// on its first frame while this one's full pass runs beside the pipeline.
+    /// attributes (about 6 ms), and the person check of its four largest
+    /// faces only (about 3 ms each; the rest wait for the full pass), so the
+    /// large faces of a new picture are boxed on its first frame while this
+    /// one's full pass runs beside the pipeline.
     public func cutFrameDetector() throws -> YuNetDetector {
         var lite = Options()
         lite.scoreThreshold = options.scoreThreshold
         lite.nmsThreshold = options.nmsThreshold
         lite.regionOfInterest = options.regionOfInterest
         lite.attributes = nil
+        lite.personChecksPerPass = Self.cutFramePersonChecks
         return try YuNetDetector(modelPath: modelPath, options: lite)
     }
 

@@ -168,6 +168,23 @@ struct YuNetDetectorTests {
         #expect(judged == [2, 4, 6], "faces carrying a smile after each pass: \(judged)")
     }
 
+    @Test("person checks per pass: new faces past the budget are left for a later pass, the largest checked first")
+    func personCheckBudget() throws {
+        var options = YuNetDetector.Options.stillImage
+        options.personChecksPerPass = 3
+        let detector = try Self.detector(options)
+        let photo = try FaceTestData.image("2007_007763.jpg")
+        let all = try Self.detector().detect(in: photo, gray: nil, limit: 50)
+        let budgeted = try detector.detect(in: photo, gray: nil, limit: 50)
+        #expect(all.count == 7)
+        #expect(budgeted.count == 3)
+        let widest = all.map(\.box.w).sorted(by: >).prefix(3)
+        #expect(budgeted.map(\.box.w).sorted(by: >) == Array(widest))
+        // Faces already tracked (hints) are not checked again, so all of them are kept.
+        let again = try detector.detect(in: photo, gray: nil, limit: 50, hints: all)
+        #expect(again.count == 7)
+    }
+
     @Test("a tracked face's roll as a hint settles the second landmark pass in fewer passes, to the same roll")
     func rollHint() throws {
         var options = YuNetDetector.Options()
