@@ -11,7 +11,7 @@ import Foundation
 /// scratch memory).
 final class PersonFaceCheck {
     /// HOG scores at least this are a person's face. dlib reports a face
-    /// from 0; on the upright crops of the 81 people's faces YuNet finds in
+    /// from 0; on the upright crops of the 80 people's faces YuNet finds in
     /// the labelled photos the lowest was -0.03 (a face turned about 50°),
     /// the next 0.27; dlib's dog photo scored -0.53.
     static let minScore = -0.3
