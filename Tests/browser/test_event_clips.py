@@ -28,6 +28,7 @@ Needs the sightline binary (SIGHTLINE_BIN), Chromium + chromedriver, PyAV, numpy
 import http.server
 import io
 import json
+import shutil
 import tempfile
 import threading
 import time
@@ -171,12 +172,15 @@ def recording_server():
     assert binary
     folder = Path(tempfile.mkdtemp(prefix="sightline-clips-open-"))
     video = folder / "frame-code.mp4"
-    write_video(video, frame_code.PERIOD * 3)
-    server = start_server(folder, video, "events: {clips: true, preCaptureSeconds: 3, postCaptureSeconds: 3}\n")
     try:
-        yield server
+        write_video(video, frame_code.PERIOD * 3)
+        server = start_server(folder, video, "events: {clips: true, preCaptureSeconds: 3, postCaptureSeconds: 3}\n")
+        try:
+            yield server
+        finally:
+            server.cleanup()
     finally:
-        server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -186,13 +190,16 @@ def ending_server():
     assert binary
     folder = Path(tempfile.mkdtemp(prefix="sightline-clips-whole-"))
     video = folder / "frame-code-comes-and-goes.mp4"
-    write_video(video, COMES_AND_GOES_FRAMES, lambda i: i // frame_code.PERIOD not in ABSENT_BLOCKS)
-    server = start_server(folder, video, "events: {clips: true, endAfterSeconds: 1, preCaptureSeconds: 1, "
-                                         "postCaptureSeconds: 1}\n")
     try:
-        yield server
+        write_video(video, COMES_AND_GOES_FRAMES, lambda i: i // frame_code.PERIOD not in ABSENT_BLOCKS)
+        server = start_server(folder, video, "events: {clips: true, endAfterSeconds: 1, preCaptureSeconds: 1, "
+                                             "postCaptureSeconds: 1}\n")
+        try:
+            yield server
+        finally:
+            server.cleanup()
     finally:
-        server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def get_json(url):
