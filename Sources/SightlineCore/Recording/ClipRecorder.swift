@@ -188,6 +188,9 @@ public final class ClipRecorder: Sendable {
                 for id in Array(clips.keys) {
                     do {
                         try clips[id]!.writer.append(unit)
+                    } catch VideoFileWriter.Failure.newParameterSets {
+                        close(id, because: .pictureChanged)   // a new source or size: the clip ends whole here
+                        continue
                     } catch {
                         fail(id, error)
                         continue
@@ -263,7 +266,7 @@ public final class ClipRecorder: Sendable {
             }
         }
 
-        enum Reason { case capped }
+        enum Reason { case capped, pictureChanged }
 
         mutating func close(_ id: String, because reason: Reason?) {
             guard let clip = clips.removeValue(forKey: id) else { return }
@@ -279,6 +282,7 @@ public final class ClipRecorder: Sendable {
             var info = info(clip)
             info.complete = true
             if reason == .capped { info.capped = true }
+            if reason == .pictureChanged { info.error = "ends early: the picture size or the source changed" }
             do {
                 guard try recorder.store.updateClip(id, info, persist: true) else {
                     unlink(clip.writer.path)

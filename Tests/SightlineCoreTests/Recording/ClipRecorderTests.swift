@@ -101,6 +101,29 @@ struct ClipRecorderTests {
         #expect(!FileManager.default.fileExists(atPath: store.clipPath(open.id)))
     }
 
+    @Test("a new picture size (another source) ends the clip whole, not as a failure")
+    func newPictureSizeEndsTheClip() throws {
+        let fixtures = try RecordingFixtures()
+        let store = EventStore(dataDirectory: try TestPaths.temporaryDirectory())
+        try store.load()
+        let clips = recorder(fixtures, store: store)
+        clips.start()
+        defer { clips.stop() }
+        try fixtures.publish(through: 20)
+        let open = fixtures.record("ffffff", first: 15, last: 19, ended: false)
+        try store.save(open)
+        clips.enqueue(F.batch(open, .new))
+        #expect(F.eventually { store.record(open.id)?.clip != nil })
+        try fixtures.publish(through: 25)
+        try fixtures.publishResizedKeyframe()
+        #expect(F.eventually { store.record(open.id)?.clip?.complete == true })
+        let clip = try #require(store.record(open.id)?.clip)
+        #expect(clip.error?.contains("ends early") == true)
+        #expect(try VideoFileProbe.read(store.clipPath(open.id)).width == 64)
+        #expect(F.eventually { clips.snapshot.completed == 1 })
+        #expect(clips.snapshot.failed == 0 && clips.snapshot.state == "recording")
+    }
+
     @Test("stopping closes open clips whole with what was encoded")
     func stopClosesClips() throws {
         let fixtures = try RecordingFixtures()
