@@ -164,7 +164,7 @@ public final class ClipRecorder: Sendable {
                 closeWhatIsDone(now: MonotonicClock.nanos())
                 recorder.status.withLock {
                     $0.active = clips.count
-                    $0.preCaptureSeconds = (ring.span * 100).rounded() / 100
+                    $0.preCaptureSeconds = ring.span.rounded(toPlaces: 2)
                     $0.preCaptureBytes = ring.bytes
                 }
                 if closed {
@@ -258,7 +258,7 @@ public final class ClipRecorder: Sendable {
                     let waited = Double(now &- endKnown) / 1e9
                     if reached || waited >= recorder.options.postCapture + recorder.options.stallSeconds {
                         close(id, because: nil)
-                        recorder.status.withLock { $0.lastCompletedAfterEndSeconds = (waited * 1000).rounded() / 1000 }
+                        recorder.status.withLock { $0.lastCompletedAfterEndSeconds = waited.rounded(toPlaces: 3) }
                         continue
                     }
                 }
@@ -335,7 +335,7 @@ public final class ClipRecorder: Sendable {
         }
 
         func info(_ clip: Clip) -> ClipInfo {
-            ClipInfo(start: clip.writer.start, duration: (clip.writer.duration * 1000).rounded() / 1000,
+            ClipInfo(start: clip.writer.start, duration: clip.writer.duration.rounded(toPlaces: 3),
                      bytes: clip.writer.bytes, frames: clip.writer.frames)
         }
 
