@@ -46,7 +46,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 import frame_code
-from test_page import CHROMEDRIVER, CHROMIUM, SightlineServer, _new_driver, server_binary, severe_console_entries
+from test_page import (CHROMEDRIVER, CHROMIUM, SightlineServer, browser, server_binary,  # noqa: F401  (browser: the fixture)
+                       severe_console_entries)
 
 FPS = 30
 WAIT_S = 20
@@ -246,15 +247,6 @@ def clip_frames(data):
 
 
 # --- the page --------------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def browser():
-    driver = _new_driver()
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
 
 def control(driver, role):
     return driver.find_element(By.CSS_SELECTOR, f'#events [data-role="{role}"]')
