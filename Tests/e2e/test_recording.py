@@ -108,11 +108,14 @@ def test_a_segment_cut_by_kill_9_is_kept_measured_and_served_after_a_restart(sig
     def young_segment():
         listing = get_json(server, "/api/recordings")
         status = listing["status"]
-        if not status["current"] or status["segments"] < 1:
+        # `current` is omitted while no segment is being written (before the first keyframe, or
+        # between closing one segment and opening the next on the same keyframe).
+        name = status.get("current")
+        if not name or status["segments"] < 1:
             return None
-        current = next((s for s in listing["segments"] if s["name"] == status["current"]), None)
+        current = next((s for s in listing["segments"] if s["name"] == name), None)
         # Young enough to be still written after the wait below (segments last 5 s).
-        return status["current"] if current and current["duration"] < 1.5 else None
+        return name if current and current["duration"] < 1.5 else None
 
     current = wait_for(young_segment, 40, "a finished segment and a young one being written")
     time.sleep(2.0)  # fragments of the current segment reach the disk (one a second at least)
