@@ -126,7 +126,8 @@ class Server:
     def __init__(self, binary: str, work: Path, name: str, video: Path, templates: list[str], config: str):
         self.port = free_port()
         (work / f"{name}.yaml").write_text(config)
-        args = [binary, "serve", "--host", "127.0.0.1", "--port", str(self.port), "--source", f"file:{video}",
+        source = str(video) if str(video).startswith("demo") else f"file:{video}"   # demo[?...]: the synthetic scene
+        args = [binary, "serve", "--host", "127.0.0.1", "--port", str(self.port), "--source", source,
                 "--data-dir", str(work / f"data-{name}"), "--config", str(work / f"{name}.yaml"), "--no-faces"]
         for template in templates:
             args += ["--template", template]

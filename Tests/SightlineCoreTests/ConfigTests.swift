@@ -11,7 +11,28 @@ import Testing
         #expect(settings.jpegQuality == 80)
         #expect(settings.opencvThreads == 1)
         #expect(settings.video == VideoSettings())
+        #expect(settings.record == RecordSettings())
+        #expect(settings.events.clips && settings.events.preCaptureSeconds == 3 && settings.events.postCaptureSeconds == 3)
         try settings.validate()
+    }
+
+    @Test func clipsAndRecordingComeFromTheConfigAndAreChecked() throws {
+        var settings = ServeSettings()
+        let text = "events:\n  clips: false\n  preCaptureSeconds: 10\n  postCaptureSeconds: 5\n  maxClipSeconds: 60\n"
+            + "record:\n  enabled: true\n  segmentSeconds: 30\n  maxAgeHours: 1\n  maxGigabytes: 0.5\n"
+        try settings.apply(SightlineConfig.parse(text, origin: "x.yaml"))
+        #expect(!settings.events.clips && settings.events.clipOptions.preCapture == 10)
+        #expect(settings.events.clipOptions.postCapture == 5 && settings.events.clipOptions.maxSeconds == 60)
+        #expect(settings.record.enabled && settings.record.segmentSeconds == 30)
+        #expect(settings.record.limits == RecordingStore.Limits(maxAgeSeconds: 3600, maxBytes: 536_870_912))
+        try settings.validate()
+        for wrong in ["events:\n  preCaptureSeconds: 61", "events:\n  postCaptureSeconds: -1", "events:\n  maxClipSeconds: 1",
+                      "record:\n  segmentSeconds: 2", "record:\n  maxGigabytes: 0"] {
+            var bad = ServeSettings()
+            try bad.apply(SightlineConfig.parse(wrong + "\n", origin: "x.yaml"))
+            #expect(throws: ConfigError.self, "\(wrong)") { try bad.validate() }
+        }
+        #expect(throws: ConfigError.self) { try SightlineConfig.parse("record:\n  format: mkv\n", origin: "x.yaml") }
     }
 
     @Test func videoComesFromTheConfigAndIsChecked() throws {

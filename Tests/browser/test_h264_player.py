@@ -17,7 +17,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 import frame_code
-from test_page import _new_driver, severe_console_entries
+from test_page import browser, severe_console_entries  # noqa: F401  (browser: the fixture)
 
 MIN_PAINTS = 150
 MIN_AGREEMENT = 0.995
@@ -99,15 +99,6 @@ def assert_frame_code_agrees(log, label):
 
 
 # --- fixtures -------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def browser():
-    driver = _new_driver()
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
 
 @pytest.fixture
 def fake_server():

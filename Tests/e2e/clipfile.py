@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from h264 import sightline_json
+from h264 import length_prefixed_units, sightline_json
 
 FFPROBE = shutil.which("ffprobe")
 
@@ -47,16 +47,6 @@ def ffprobe_packet_flags(path: Path) -> list[str]:
 # --------------------------------------------------------------------------- PyAV
 
 
-def length_prefixed_units(data: bytes) -> list[tuple[int, bytes]]:
-    """(type, unit) of each NAL unit of an MP4 sample (4-byte big-endian lengths)."""
-    units, at = [], 0
-    while at + 4 <= len(data):
-        size = int.from_bytes(data[at:at + 4], "big")
-        unit = data[at + 4:at + 4 + size]
-        if unit:
-            units.append((unit[0] & 0x1F, unit))
-        at += 4 + size
-    return units
 
 
 class ClipFrame:

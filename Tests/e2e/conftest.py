@@ -17,6 +17,7 @@ On failure the server's command line and stderr tail are attached to the report.
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.client
 import io
 import json
@@ -624,6 +625,36 @@ class ServerFactory:
             if p:
                 problems.append(p)
         return problems
+
+
+# --------------------------------------------------------------------------- a full disk
+
+
+@contextlib.contextmanager
+def small_tmpfs(disk: Path, megabytes: int):
+    """A `megabytes` MiB tmpfs mounted on the fresh directory `disk` (as root), unmounted
+    afterwards; skips the test, saying why, where one cannot be mounted."""
+    if os.geteuid() != 0:
+        pytest.skip(f"needs root to mount a small tmpfs (mount -t tmpfs -o size={megabytes}m tmpfs DIR) for a full disk")
+    disk.mkdir(parents=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={megabytes}m", "tmpfs", str(disk)],
+                             capture_output=True, text=True, timeout=30)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (mount said: {mounted.stderr.strip() or mounted.returncode}); "
+                    "this test needs a small disk to fill")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True, timeout=30)
+
+
+def fill_disk(disk: Path, block: str = "64k") -> Path:
+    """Writes zeros until the disk is full (dd stops at ENOSPC); returns the filler file."""
+    filler = disk / "filler"
+    done = subprocess.run(["dd", "if=/dev/zero", f"of={filler}", f"bs={block}"], capture_output=True, text=True,
+                          timeout=60)
+    assert "No space left on device" in done.stderr, f"dd did not fill the disk: {done.stderr}"
+    return filler
 
 
 # --------------------------------------------------------------------------- fixtures

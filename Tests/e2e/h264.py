@@ -124,3 +124,16 @@ def decode_all(access_units):
         if level <= av.logging.ERROR or any(w in text.lower() for w in ("frame num gap", "missing", "concealing", "no frame")):
             problems.append(f"{name}: {text}")
     return pictures, problems
+
+
+def length_prefixed_units(data: bytes) -> list[tuple[int, bytes]]:
+    """(type, unit) of each NAL unit of an AVCC access unit (4-byte big-endian lengths), as MP4
+    samples and FLV (rtmp://) carry them."""
+    units, at = [], 0
+    while at + 4 <= len(data):
+        size = int.from_bytes(data[at:at + 4], "big")
+        unit = data[at + 4:at + 4 + size]
+        if unit:
+            units.append((unit[0] & 0x1F, unit))
+        at += 4 + size
+    return units

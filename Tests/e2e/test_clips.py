@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from PIL import Image
 
 from clipfile import (FFPROBE, WsRecorder, decoded_pictures, ffprobe_packet_flags, ffprobe_stream, read_clip,
                       whole_fragment_samples)
-from conftest import REPO, http_get
+from conftest import REPO, fill_disk, http_get, small_tmpfs
 from scenes import comings_and_goings
 
 av = pytest.importorskip("av", reason="PyAV not installed (pip install av, Tests/requirements.txt)")
@@ -443,24 +442,12 @@ def test_clip_mp4_serves_byte_ranges_head_and_416(sightline, video, tmp_path, ff
 @pytest.fixture
 def small_disk(tmp_path):
     """An 8 MiB tmpfs on a fresh directory, unmounted after the test."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root to mount a small tmpfs (mount -t tmpfs -o size=8m tmpfs DIR) for a full disk")
-    disk = tmp_path / "small-disk"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)],
-                             capture_output=True, text=True, timeout=30)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (mount said: {mounted.stderr.strip() or mounted.returncode}); "
-                    "this test needs a small disk to fill")
-    yield disk
-    subprocess.run(["umount", "-l", str(disk)], capture_output=True, timeout=30)
+    with small_tmpfs(tmp_path / "small-disk", 8) as disk:
+        yield disk
 
 
 def fill(disk: Path) -> Path:
-    filler = disk / "filler"
-    done = subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=16k"], capture_output=True, text=True, timeout=60)
-    assert "No space left on device" in done.stderr, f"dd did not fill the disk: {done.stderr}"
-    return filler
+    return fill_disk(disk, "16k")
 
 
 def start_and_fill_during_a_clip(sightline, video, tmp_path, disk: Path, *, after_complete: bool):

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (HOST, REPO, TOKEN, WEB_ROOT, FrameLog, check_frame_pairs, http_get, receive_frames,
-                      server_binary)
+from conftest import (HOST, REPO, TOKEN, WEB_ROOT, FrameLog, check_frame_pairs, fill_disk, http_get, receive_frames,
+                      server_binary, small_tmpfs)
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 TEMPLATE = REPO / "config" / "demo-template.png"
@@ -22,25 +22,12 @@ FOREIGN_WORDS = ("NSCocoaErrorDomain", "Error Domain", ".tmp-", "(null)")
 @pytest.fixture
 def small_disk(tmp_path):
     """A 2 MiB tmpfs on a fresh directory, unmounted after the test."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root to mount a small tmpfs (mount -t tmpfs -o size=2m tmpfs DIR) for a full disk")
-    disk = tmp_path / "small-disk"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)],
-                             capture_output=True, text=True, timeout=30)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (mount said: {mounted.stderr.strip() or mounted.returncode}); "
-                    "this test needs a small disk to fill")
-    yield disk
-    subprocess.run(["umount", "-l", str(disk)], capture_output=True, timeout=30)
+    with small_tmpfs(tmp_path / "small-disk", 2) as disk:
+        yield disk
 
 
 def fill(disk: Path) -> Path:
-    """Writes zeros until the disk is full (dd stops at ENOSPC)."""
-    filler = disk / "filler"
-    done = subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64k"], capture_output=True, text=True, timeout=60)
-    assert "No space left on device" in done.stderr, f"dd did not fill the disk: {done.stderr}"
-    return filler
+    return fill_disk(disk, "64k")
 
 
 def upload(server, name: str):

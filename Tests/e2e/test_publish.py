@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import http_get, ws_connect
-from h264 import nal_units, sightline_json
+from h264 import length_prefixed_units, nal_units, sightline_json
 from relay import NginxRTMP
 
 av = pytest.importorskip("av", reason="PyAV not installed (pip install av, Tests/requirements.txt)")
@@ -36,16 +36,6 @@ def wait_for(predicate, timeout, what):
     raise AssertionError(f"not within {timeout} s: {what}")
 
 
-def length_prefixed_units(data: bytes):
-    """(type, unit) of each NAL unit of an AVCC (4-byte length) access unit, as FLV carries them."""
-    units, at = [], 0
-    while at + 4 <= len(data):
-        size = int.from_bytes(data[at:at + 4], "big")
-        unit = data[at + 4:at + 4 + size]
-        if unit:
-            units.append((unit[0] & 0x1F, unit))
-        at += 4 + size
-    return units
 
 
 def boxes_in(units):

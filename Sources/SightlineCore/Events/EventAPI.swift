@@ -36,14 +36,26 @@ public struct EventAPI: Sendable {
     }
 
     struct Detail: Encodable {
-        var event: EventRecord
+        var event: Listed
         var recordings: [RecordingReference]?
     }
 
     private struct NameBody: Decodable { var name: String }
 
+    /// An event as the API shows it: the record, and `has_clip` (DESIGN.md's and Frigate's name).
+    struct Listed: Encodable {
+        let record: EventRecord
+        enum Key: String, CodingKey { case has_clip }
+
+        func encode(to encoder: Encoder) throws {
+            try record.encode(to: encoder)
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(record.clip != nil, forKey: .has_clip)
+        }
+    }
+
     struct Page: Encodable {
-        var events: [EventRecord]
+        var events: [Listed]
         var next: String?
     }
 
@@ -54,7 +66,7 @@ public struct EventAPI: Sendable {
                 switch EventQuery.parse(request.query) {
                 case .success(let query):
                     let (events, next) = store.list(query)
-                    return .json(Page(events: events, next: next))
+                    return .json(Page(events: events.map(Listed.init), next: next))
                 case .failure(let problem):
                     return .error(400, problem.error, detail: problem.detail)
                 }
@@ -64,7 +76,7 @@ public struct EventAPI: Sendable {
                 Self.withID(request) { id in
                     guard let event = store.record(id) else { return Self.missing(id) }
                     let span = recordings?(event.startTime, event.endTime ?? event.lastTime)
-                    return .json(Detail(event: event, recordings: span))
+                    return .json(Detail(event: Listed(record: event), recordings: span))
                 }
             },
             Route(.get, "/api/events/{id}/snapshot.jpg", access: .viewer, .worker) { [store] request in

@@ -33,6 +33,23 @@ public struct EventQuery: Sendable, Equatable {
         public let detail: String
     }
 
+    /// `from` and `to` (Unix seconds, each optional, `from` not after `to`)
+    /// from query parameters: here, and for `/api/recordings`.
+    public static func timeRange(_ parameters: [String: String]) -> Result<(from: Double?, to: Double?), Problem> {
+        var bounds: [String: Double] = [:]
+        for key in ["from", "to"] {
+            guard let raw = parameters[key], !raw.isEmpty else { continue }
+            guard let value = Double(raw), value.isFinite, value >= 0 else {
+                return .failure(Problem(error: "bad \(key)", detail: "Unix seconds, like \(key)=1763802000.5; got '\(raw.prefix(32))'"))
+            }
+            bounds[key] = value
+        }
+        if let from = bounds["from"], let to = bounds["to"], from > to {
+            return .failure(Problem(error: "bad time range", detail: "from (\(from)) is after to (\(to))"))
+        }
+        return .success((bounds["from"], bounds["to"]))
+    }
+
     /// From the request's query parameters: `kind`, `label`, `name`, `from`,
     /// `to`, `before`, `limit`. Unknown parameters are refused, so a typo
     /// does not silently list everything.
@@ -58,15 +75,9 @@ public struct EventQuery: Sendable, Equatable {
         if let text = query.labelOrName, text.count > 64 {
             return .failure(Problem(error: "bad filter", detail: "a label or name has at most 64 characters"))
         }
-        for key in ["from", "to"] {
-            guard let raw = parameters[key], !raw.isEmpty else { continue }
-            guard let value = Double(raw), value.isFinite, value >= 0 else {
-                return .failure(Problem(error: "bad \(key)", detail: "Unix seconds, like \(key)=1763802000.5; got '\(raw.prefix(32))'"))
-            }
-            if key == "from" { query.from = value } else { query.to = value }
-        }
-        if let from = query.from, let to = query.to, from > to {
-            return .failure(Problem(error: "bad time range", detail: "from (\(from)) is after to (\(to))"))
+        switch timeRange(parameters) {
+        case .success(let range): (query.from, query.to) = range
+        case .failure(let problem): return .failure(problem)
         }
         if let raw = parameters["before"], !raw.isEmpty {
             guard EventRecord.isValidID(raw) else {

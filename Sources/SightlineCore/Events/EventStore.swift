@@ -178,7 +178,7 @@ public final class EventStore: Sendable {
         }
         var measured = clip ?? ClipInfo(start: 0)
         measured.bytes = size
-        measured.duration = (probe.duration * 1000).rounded() / 1000
+        measured.duration = probe.duration.rounded(toPlaces: 3)
         measured.frames = probe.packets
         measured.complete = false
         if measured.error == nil { measured.error = "cut short: the server stopped while it was written" }
@@ -275,16 +275,7 @@ public final class EventStore: Sendable {
     public func updateClip(_ id: String, _ clip: ClipInfo, persist: Bool) throws -> Bool {
         try disk.withLock { disk -> Bool in
             guard !disk.deleted.contains(id), EventRecord.isValidID(id) else { return false }
-            let stored = index.withLock { index -> EventRecord? in
-                guard var entry = index.entries[id] else { return nil }
-                let change = clip.bytes - (entry.record.clip?.bytes ?? 0)
-                entry.record.clip = clip
-                entry.bytes += change
-                index.bytes += change
-                index.entries[id] = entry
-                return entry.record
-            }
-            guard let stored else {
+            guard let stored = index.withLock({ Self.setClip(clip, of: id, in: &$0) }) else {
                 disk.pendingClips[id] = clip
                 return true
             }
@@ -298,16 +289,21 @@ public final class EventStore: Sendable {
     public func removeClip(_ id: String) {
         disk.withLock { disk in
             disk.pendingClips.removeValue(forKey: id)
-            let stored = index.withLock { index -> EventRecord? in
-                guard var entry = index.entries[id], let clip = entry.record.clip else { return nil }
-                entry.record.clip = nil
-                entry.bytes -= clip.bytes
-                index.bytes -= clip.bytes
-                index.entries[id] = entry
-                return entry.record
-            }
+            let stored = index.withLock { $0.entries[id]?.record.clip == nil ? nil : Self.setClip(nil, of: id, in: &$0) }
             if let stored { _ = try? write(stored) }
         }
+    }
+
+    /// Sets (or, with nil, removes) an indexed event's clip, its bytes counted
+    /// with the event's; the record as it is now, nil when it is not indexed.
+    private static func setClip(_ clip: ClipInfo?, of id: String, in index: inout Index) -> EventRecord? {
+        guard var entry = index.entries[id] else { return nil }
+        let change = (clip?.bytes ?? 0) - (entry.record.clip?.bytes ?? 0)
+        entry.record.clip = clip
+        entry.bytes += change
+        index.bytes += change
+        index.entries[id] = entry
+        return entry.record
     }
 
     /// Deletes oldest first until the limits hold; returns the ids deleted.
@@ -337,11 +333,7 @@ public final class EventStore: Sendable {
         return data.count
     }
 
-    private func fileSize(_ path: String) -> Int? {
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return Int(info.st_size)
-    }
+    private func fileSize(_ path: String) -> Int? { AtomicFile.size(of: path) }
 
     // MARK: - Reads (any thread)
 

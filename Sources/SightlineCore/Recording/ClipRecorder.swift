@@ -164,7 +164,7 @@ public final class ClipRecorder: Sendable {
                 closeWhatIsDone(now: MonotonicClock.nanos())
                 recorder.status.withLock {
                     $0.active = clips.count
-                    $0.preCaptureSeconds = (ring.span * 100).rounded() / 100
+                    $0.preCaptureSeconds = ring.span.rounded(toPlaces: 2)
                     $0.preCaptureBytes = ring.bytes
                 }
                 if closed {
@@ -188,6 +188,9 @@ public final class ClipRecorder: Sendable {
                 for id in Array(clips.keys) {
                     do {
                         try clips[id]!.writer.append(unit)
+                    } catch VideoFileWriter.Failure.newParameterSets {
+                        close(id, because: .pictureChanged)   // a new source or size: the clip ends whole here
+                        continue
                     } catch {
                         fail(id, error)
                         continue
@@ -255,7 +258,7 @@ public final class ClipRecorder: Sendable {
                     let waited = Double(now &- endKnown) / 1e9
                     if reached || waited >= recorder.options.postCapture + recorder.options.stallSeconds {
                         close(id, because: nil)
-                        recorder.status.withLock { $0.lastCompletedAfterEndSeconds = (waited * 1000).rounded() / 1000 }
+                        recorder.status.withLock { $0.lastCompletedAfterEndSeconds = waited.rounded(toPlaces: 3) }
                         continue
                     }
                 }
@@ -263,7 +266,7 @@ public final class ClipRecorder: Sendable {
             }
         }
 
-        enum Reason { case capped }
+        enum Reason { case capped, pictureChanged }
 
         mutating func close(_ id: String, because reason: Reason?) {
             guard let clip = clips.removeValue(forKey: id) else { return }
@@ -279,6 +282,7 @@ public final class ClipRecorder: Sendable {
             var info = info(clip)
             info.complete = true
             if reason == .capped { info.capped = true }
+            if reason == .pictureChanged { info.error = "ends early: the picture size or the source changed" }
             do {
                 guard try recorder.store.updateClip(id, info, persist: true) else {
                     unlink(clip.writer.path)
@@ -331,7 +335,7 @@ public final class ClipRecorder: Sendable {
         }
 
         func info(_ clip: Clip) -> ClipInfo {
-            ClipInfo(start: clip.writer.start, duration: (clip.writer.duration * 1000).rounded() / 1000,
+            ClipInfo(start: clip.writer.start, duration: clip.writer.duration.rounded(toPlaces: 3),
                      bytes: clip.writer.bytes, frames: clip.writer.frames)
         }
 

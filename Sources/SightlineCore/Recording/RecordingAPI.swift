@@ -21,15 +21,12 @@ public struct RecordingAPI: Sendable {
     public var routes: [Route] {
         [
             Route(.get, "/api/recordings", access: .viewer) { [recorder] request in
-                var bounds: [Double?] = []
-                for key in ["from", "to"] {
-                    guard let text = request.query[key] else { bounds.append(nil); continue }
-                    guard let value = Double(text), value.isFinite else {
-                        return .error(400, "bad \(key)", detail: "\(key) is Unix seconds, like 1763802000.5")
-                    }
-                    bounds.append(value)
+                switch EventQuery.timeRange(request.query) {
+                case .success(let range):
+                    return .json(Listing(segments: recorder.store.list(from: range.from, to: range.to), status: recorder.snapshot))
+                case .failure(let problem):
+                    return .error(400, problem.error, detail: problem.detail)
                 }
-                return .json(Listing(segments: recorder.store.list(from: bounds[0], to: bounds[1]), status: recorder.snapshot))
             },
             Route(.get, "/api/recordings/{name}", access: .viewer, .worker) { [recorder] request in
                 let name = request.parameters["name"] ?? ""
@@ -48,7 +45,7 @@ public struct RecordingAPI: Sendable {
     /// began before the segment). For `recordings` in an event's JSON.
     public func references(from start: Double, to end: Double) -> [RecordingReference] {
         recorder.store.list(from: start, to: end).map {
-            RecordingReference(name: $0.name, path: "/api/recordings/\($0.name)", offset: max(0, ((start - $0.start) * 1000).rounded() / 1000))
+            RecordingReference(name: $0.name, path: "/api/recordings/\($0.name)", offset: max(0, (start - $0.start).rounded(toPlaces: 3)))
         }
     }
 }

@@ -75,7 +75,7 @@ public final class RecordingStore: Sendable {
             if let ms {
                 found.append(Segment(name: name, start: start, duration: Double(ms) / 1000, bytes: bytes, complete: true))
             } else if let probe = try? VideoFileProbe.read(path(name)), probe.keyframes > 0 {
-                found.append(Segment(name: name, start: start, duration: (probe.duration * 1000).rounded() / 1000,
+                found.append(Segment(name: name, start: start, duration: probe.duration.rounded(toPlaces: 3),
                                      bytes: bytes, complete: false))
                 cut += 1
             } else {
@@ -100,7 +100,7 @@ public final class RecordingStore: Sendable {
     func progress(_ name: String, duration: Double, bytes: Int64) {
         index.withLock { index in
             guard let i = index.firstIndex(where: { $0.name == name }) else { return }
-            index[i].duration = (duration * 1000).rounded() / 1000
+            index[i].duration = duration.rounded(toPlaces: 3)
             index[i].bytes = bytes
         }
     }
@@ -161,8 +161,5 @@ public final class RecordingStore: Sendable {
 
     public var totalBytes: Int64 { index.withLock { $0.reduce(0) { $0 + $1.bytes } } }
 
-    static func size(_ path: String) -> Int64 {
-        var info = stat()
-        return stat(path, &info) == 0 ? Int64(info.st_size) : 0
-    }
+    static func size(_ path: String) -> Int64 { Int64(AtomicFile.size(of: path) ?? 0) }
 }

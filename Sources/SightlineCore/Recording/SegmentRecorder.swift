@@ -152,7 +152,7 @@ public final class SegmentRecorder: Sendable {
     private func close(_ writer: VideoFileWriter, _ name: String) {
         do {
             try writer.finish()
-            try store.finish(name, duration: (writer.duration * 1000).rounded() / 1000)
+            try store.finish(name, duration: writer.duration.rounded(toPlaces: 3))
         } catch {
             report(error)
             return

@@ -115,10 +115,7 @@ final class VideoFileWriter {
     }
 
     /// The file's size now.
-    var bytes: Int {
-        var info = stat()
-        return stat(path, &info) == 0 ? Int(info.st_size) : 0
-    }
+    var bytes: Int { AtomicFile.size(of: path) ?? 0 }
 
     /// Writes the last fragment and the index. Throws when they could not be
     /// written (the fragments before stay readable).

@@ -7,6 +7,13 @@ import Glibc
 /// ("no space left on the device"), never as a Foundation error whose text
 /// holds the server's paths. A failed write leaves no temporary file.
 public enum AtomicFile {
+    /// The size of the regular file at `path`; nil when there is none.
+    public static func size(of path: String) -> Int? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int(info.st_size)
+    }
+
     public static func write(_ data: Data, to path: String, permissions: Int = 0o644) throws {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty { try makeDirectory(directory) }

@@ -19,19 +19,32 @@ struct ClipRecorderTests {
         return ClipRecorder(store: store, feed: fixtures.feed, options: options, logger: Logger(label: "test"))
     }
 
-    @Test("a clip runs from the keyframe before pre-capture to post-capture after the event's last frame, and plays")
-    func preAndPostCapture() throws {
-        let fixtures = try RecordingFixtures()
+    /// A fresh store, and `clips` (not yet started) recording from `fixtures`' feed into it.
+    func fresh(_ fixtures: RecordingFixtures, pre: Double = 1, max: Double = 300) throws -> (EventStore, ClipRecorder) {
         let store = EventStore(dataDirectory: try TestPaths.temporaryDirectory())
         try store.load()
-        let clips = recorder(fixtures, store: store)
-        clips.start()
-        defer { clips.stop() }
-        try fixtures.publish(through: 30)
-        let open = fixtures.record("aaaaaa", first: 25, last: 29, ended: false)
+        return (store, recorder(fixtures, store: store, pre: pre, max: max))
+    }
+
+    /// Frames published through `through`, then an open event seen from `first` to `last`
+    /// saved and told to `clips`, waited for until its clip has begun.
+    func beginEvent(_ name: String, first: Int, last: Int, through: Int, _ fixtures: RecordingFixtures,
+                    _ store: EventStore, _ clips: ClipRecorder) throws -> EventRecord {
+        try fixtures.publish(through: through)
+        let open = fixtures.record(name, first: first, last: last, ended: false)
         try store.save(open)
         clips.enqueue(F.batch(open, .new))
         #expect(F.eventually { store.record(open.id)?.clip != nil })
+        return open
+    }
+
+    @Test("a clip runs from the keyframe before pre-capture to post-capture after the event's last frame, and plays")
+    func preAndPostCapture() throws {
+        let fixtures = try RecordingFixtures()
+        let (store, clips) = try fresh(fixtures)
+        clips.start()
+        defer { clips.stop() }
+        let open = try beginEvent("aaaaaa", first: 25, last: 29, through: 30, fixtures, store, clips)
         try fixtures.publish(through: 45)
         let ended = fixtures.record("aaaaaa", first: 25, last: 40, ended: true)
         try store.save(ended)
@@ -56,9 +69,7 @@ struct ClipRecorderTests {
     @Test("an event longer than maxClipSeconds has its clip capped there; overlapping events get their own files")
     func cappedAndOverlapping() throws {
         let fixtures = try RecordingFixtures()
-        let store = EventStore(dataDirectory: try TestPaths.temporaryDirectory())
-        try store.load()
-        let clips = recorder(fixtures, store: store, pre: 0, max: 2)
+        let (store, clips) = try fresh(fixtures, pre: 0, max: 2)
         clips.start()
         defer { clips.stop() }
         try fixtures.publish(through: 11)
@@ -81,16 +92,10 @@ struct ClipRecorderTests {
     @Test("deleting an event while its clip is written stops the clip and removes the file")
     func deletedWhileWritten() throws {
         let fixtures = try RecordingFixtures()
-        let store = EventStore(dataDirectory: try TestPaths.temporaryDirectory())
-        try store.load()
-        let clips = recorder(fixtures, store: store)
+        let (store, clips) = try fresh(fixtures)
         clips.start()
         defer { clips.stop() }
-        try fixtures.publish(through: 20)
-        let open = fixtures.record("dddddd", first: 15, last: 19, ended: false)
-        try store.save(open)
-        clips.enqueue(F.batch(open, .new))
-        #expect(F.eventually { store.record(open.id)?.clip != nil })
+        let open = try beginEvent("dddddd", first: 15, last: 19, through: 20, fixtures, store, clips)
         #expect(store.delete(open.id))
         var published = 20
         #expect(F.eventually {
@@ -101,18 +106,29 @@ struct ClipRecorderTests {
         #expect(!FileManager.default.fileExists(atPath: store.clipPath(open.id)))
     }
 
+    @Test("a new picture size (another source) ends the clip whole, not as a failure")
+    func newPictureSizeEndsTheClip() throws {
+        let fixtures = try RecordingFixtures()
+        let (store, clips) = try fresh(fixtures)
+        clips.start()
+        defer { clips.stop() }
+        let open = try beginEvent("ffffff", first: 15, last: 19, through: 20, fixtures, store, clips)
+        try fixtures.publish(through: 25)
+        try fixtures.publishResizedKeyframe()
+        #expect(F.eventually { store.record(open.id)?.clip?.complete == true })
+        let clip = try #require(store.record(open.id)?.clip)
+        #expect(clip.error?.contains("ends early") == true)
+        #expect(try VideoFileProbe.read(store.clipPath(open.id)).width == 64)
+        #expect(F.eventually { clips.snapshot.completed == 1 })
+        #expect(clips.snapshot.failed == 0 && clips.snapshot.state == "recording")
+    }
+
     @Test("stopping closes open clips whole with what was encoded")
     func stopClosesClips() throws {
         let fixtures = try RecordingFixtures()
-        let store = EventStore(dataDirectory: try TestPaths.temporaryDirectory())
-        try store.load()
-        let clips = recorder(fixtures, store: store)
+        let (store, clips) = try fresh(fixtures)
         clips.start()
-        try fixtures.publish(through: 25)
-        let open = fixtures.record("eeeeee", first: 20, last: 24, ended: false)
-        try store.save(open)
-        clips.enqueue(F.batch(open, .new))
-        #expect(F.eventually { store.record(open.id)?.clip != nil })
+        let open = try beginEvent("eeeeee", first: 20, last: 24, through: 25, fixtures, store, clips)
         try fixtures.publish(through: 35)
         #expect(F.eventually { (store.record(open.id)?.clip?.frames ?? 0) > 0 })
         clips.stop()

@@ -38,6 +38,19 @@ final class RecordingFixtures {
         }
     }
 
+    /// A keyframe of another picture size (a new source), as frame `published`.
+    func publishResizedKeyframe() throws {
+        let other = try H264Encoder(width: 48, height: 32, fps: 10)
+        let image = ImageBuffer(width: 48, height: 32)
+        let encoded = try other.encode(image, forceKeyframe: true)
+        let index = published
+        let boxes = SEIBoxes.Payload(seq: UInt64(index + 1), capturedAt: time(index), width: 48, height: 32, detections: [])
+        let unit = try VideoAccessUnit(encoded: encoded, boxes: boxes)
+        feed.publish(.main, seq: UInt64(index + 1), capturedNanos: UInt64(Double(index) / fps * 1e9), capturedAt: time(index),
+                     json: Data("{}".utf8), data: unit.data, isKeyframe: true, width: 48, height: 32)
+        published += 1
+    }
+
     /// An event record for something seen from frame `first` to frame `last`.
     func record(_ name: String, first: Int, last: Int, ended: Bool) -> EventRecord {
         let box = NormalizedBox(x: 0.25, y: 0.25, w: 0.5, h: 0.5)
