@@ -6,12 +6,14 @@
 #include <dlib/image_processing/frontal_face_detector.h>
 #include <dlib/image_processing/shape_predictor.h>
 #include <dlib/serialize.h>
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <memory>
 #include <fstream>
 
 using namespace sightline;
 
-struct slcv_shape_model { dlib::shape_predictor predictor; };
 struct slcv_hog_faces { dlib::frontal_face_detector detector; };
 
 namespace sightline_shape {
@@ -29,22 +31,135 @@ namespace dlib {
 template <> struct image_traits<GrayView> { typedef unsigned char pixel_type; };
 }
 
+// dlib's model as dlib holds it is 120,000 leaves of 136 floats (65 MB).
+// The leaves of one cascade level lie close to a few directions of shape
+// space, so each level keeps its leaves as `kComponents` int16 coefficients
+// on its own principal axes (about 15 MB in all). The fit is dlib's
+// shape_predictor::operator() with the leaf sum taken in those coefficients:
+// same features, same trees, same splits. Against dlib's own predictor the
+// points move by about 1 px on faces 80-200 px wide (the cascade's own
+// spread for a one-pixel shift of the box); see FaceShapeModel.swift.
+namespace {
+constexpr long kComponents = 64;
+
+struct CompactLevel {
+    std::vector<unsigned long> anchor;           // per feature pixel: the shape point it hangs on
+    std::vector<dlib::vector<float, 2>> deltas;  // and its offset from that point
+    std::vector<uint16_t> idx1, idx2;            // per split (trees x splitsPerTree)
+    std::vector<float> thresh;
+    dlib::matrix<float> axes;                    // shape dims x kComponents
+    std::vector<int16_t> coefficients;           // (tree x leaf) x kComponents
+    std::vector<float> scale;                    // per tree: coefficient = q * scale
+};
+
+// Fills `level` from the trees of one cascade level (their leaves as the
+// columns of `leaves`).
+void compact(CompactLevel &level, const std::vector<dlib::impl::regression_tree> &trees, long dims) {
+    long leavesPerTree = (long)trees.front().leaf_values.size();
+    long columns = (long)trees.size() * leavesPerTree;
+    dlib::matrix<float> leaves(dims, columns);
+    long column = 0;
+    for (const auto &tree : trees) {
+        if ((long)tree.leaf_values.size() != leavesPerTree) throw dlib::error("the trees of a level differ in size");
+        for (const auto &leaf : tree.leaf_values) {
+            if (leaf.size() != dims) throw dlib::error("a leaf does not match the shape");
+            dlib::set_colm(leaves, column++) = leaf;
+        }
+        for (const auto &split : tree.splits) {
+            if (split.idx1 > 65535 || split.idx2 > 65535) throw dlib::error("a split reads past 65535 features");
+            level.idx1.push_back((uint16_t)split.idx1);
+            level.idx2.push_back((uint16_t)split.idx2);
+            level.thresh.push_back(split.thresh);
+        }
+    }
+    // The axes come from every fourth tree's leaves (a quarter of the
+    // product's cost, about a second less to load; the axes barely move).
+    const long sampledTrees = ((long)trees.size() + 3) / 4;
+    dlib::matrix<float> sample(dims, sampledTrees * leavesPerTree);
+    for (long t = 0; t < sampledTrees; t++)
+        for (long l = 0; l < leavesPerTree; l++)
+            dlib::set_colm(sample, t * leavesPerTree + l) = dlib::colm(leaves, 4 * t * leavesPerTree + l);
+    dlib::matrix<double> covariance = dlib::matrix_cast<double>(sample * dlib::trans(sample));
+    dlib::eigenvalue_decomposition<dlib::matrix<double>> eigen(covariance);
+    dlib::matrix<double, 0, 1> values = eigen.get_real_eigenvalues();
+    dlib::matrix<double> vectors = eigen.get_pseudo_v();
+    std::vector<std::pair<double, long>> order;
+    for (long i = 0; i < values.size(); i++) order.push_back({-values(i), i});
+    std::sort(order.begin(), order.end());
+    long k = std::min(kComponents, dims);
+    level.axes.set_size(dims, k);
+    for (long i = 0; i < k; i++) dlib::set_colm(level.axes, i) = dlib::matrix_cast<float>(dlib::colm(vectors, order[i].second));
+    dlib::matrix<float> projected = dlib::trans(level.axes) * leaves;  // k x columns
+    level.coefficients.resize((size_t)columns * k);
+    level.scale.resize(trees.size());
+    for (size_t t = 0; t < trees.size(); t++) {
+        float largest = 0;
+        for (long c = (long)t * leavesPerTree; c < (long)(t + 1) * leavesPerTree; c++)
+            for (long j = 0; j < k; j++) largest = std::max(largest, std::fabs(projected(j, c)));
+        float scale = largest > 0 ? largest / 32767.0f : 1.0f;
+        level.scale[t] = scale;
+        for (long c = (long)t * leavesPerTree; c < (long)(t + 1) * leavesPerTree; c++)
+            for (long j = 0; j < k; j++)
+                level.coefficients[(size_t)c * k + j] = (int16_t)std::lround(projected(j, c) / scale);
+    }
+}
+}  // namespace
+
+struct slcv_shape_model {
+    dlib::matrix<float, 0, 1> initial;
+    std::vector<CompactLevel> levels;
+    long trees = 0, splitsPerTree = 0, components = 0;
+};
+
+// Reads dlib's file one cascade level at a time (the layout of
+// shape_predictor's serialize: version, initial shape, forests, anchors,
+// deltas), so loading never holds more than one level's floats.
 extern "C" int slcv_shape_model_load(const char *path, slcv_shape_model **out, slcv_error *err) {
     return guarded(err, [&] {
         std::ifstream file(path, std::ios::binary);
         if (!file) return fail(err, 40, "the shape model file could not be opened");
-        auto *model = new slcv_shape_model();
-        try {
-            dlib::deserialize(model->predictor, file);
-        } catch (...) {
-            delete model;
-            throw;
+        std::unique_ptr<slcv_shape_model> model(new slcv_shape_model());
+        int version = 0;
+        dlib::deserialize(version, file);
+        if (version != 1) return fail(err, 41, "the shape model's format is not dlib's version 1");
+        dlib::deserialize(model->initial, file);
+        long dims = model->initial.size();
+        if (dims == 0 || dims % 2 != 0) return fail(err, 41, "the shape model has no parts");
+        unsigned long levels = 0;
+        dlib::deserialize(levels, file);
+        model->levels.resize(levels);
+        for (auto &level : model->levels) {
+            std::vector<dlib::impl::regression_tree> trees;
+            dlib::deserialize(trees, file);
+            if (trees.empty() || trees.front().splits.empty()) return fail(err, 41, "the shape model has an empty level");
+            if (model->trees == 0) {
+                model->trees = (long)trees.size();
+                model->splitsPerTree = (long)trees.front().splits.size();
+            }
+            if ((long)trees.size() != model->trees) return fail(err, 41, "the shape model's levels differ in size");
+            for (const auto &tree : trees)
+                if ((long)tree.splits.size() != model->splitsPerTree || tree.leaf_values.size() != tree.splits.size() + 1)
+                    return fail(err, 41, "the shape model's trees differ in shape");
+            compact(level, trees, dims);
         }
-        if (model->predictor.num_parts() == 0) {
-            delete model;
-            return fail(err, 41, "the shape model has no parts");
+        model->components = std::min(kComponents, dims);
+        std::vector<std::vector<unsigned long>> anchors;
+        std::vector<std::vector<dlib::vector<float, 2>>> deltas;
+        dlib::deserialize(anchors, file);
+        dlib::deserialize(deltas, file);
+        if (anchors.size() != levels || deltas.size() != levels) return fail(err, 41, "the shape model's feature pixels do not match its levels");
+        for (unsigned long i = 0; i < levels; i++) {
+            if (anchors[i].size() != deltas[i].size() || anchors[i].size() > 65536)
+                return fail(err, 41, "the shape model's feature pixels do not match");
+            for (auto a : anchors[i])
+                if ((long)a >= dims / 2) return fail(err, 41, "a feature pixel hangs on a point the shape does not have");
+            for (size_t s = 0; s < model->levels[i].idx1.size(); s++)
+                if (model->levels[i].idx1[s] >= anchors[i].size() || model->levels[i].idx2[s] >= anchors[i].size())
+                    return fail(err, 41, "a split reads a feature pixel the level does not have");
+            model->levels[i].anchor = std::move(anchors[i]);
+            model->levels[i].deltas = std::move(deltas[i]);
         }
-        *out = model;
+        *out = model.release();
         return 0;
     });
 }
@@ -52,23 +167,44 @@ extern "C" int slcv_shape_model_load(const char *path, slcv_shape_model **out, s
 extern "C" void slcv_shape_model_release(slcv_shape_model *model) { delete model; }
 
 extern "C" int slcv_shape_model_parts(const slcv_shape_model *model) {
-    return model ? (int)model->predictor.num_parts() : 0;
+    return model ? (int)(model->initial.size() / 2) : 0;
 }
 
 extern "C" int slcv_shape_fit(const slcv_shape_model *model, slcv_image gray, double left, double top, double width,
                               double height, float *points, int capacity, slcv_error *err) {
     return guarded(err, [&] {
         if (gray.channels != 1) return fail(err, 42, "the shape model runs on gray images");
-        int parts = (int)model->predictor.num_parts();
+        int parts = (int)(model->initial.size() / 2);
         if (capacity < 2 * parts) return fail(err, 43, "the points buffer is too small");
         if (!(width >= 1 && height >= 1)) return fail(err, 44, "the face box is empty");
         dlib::rectangle box(std::lround(left), std::lround(top), std::lround(left + width) - 1,
                             std::lround(top + height) - 1);
         GrayView view{&gray};
-        dlib::full_object_detection shape = model->predictor(view, box);
+        const long k = model->components, leaves = model->splitsPerTree + 1;
+        dlib::matrix<float, 0, 1> shape = model->initial;
+        dlib::matrix<float, 0, 1> sum(k);
+        std::vector<float> features;
+        for (const auto &level : model->levels) {
+            dlib::impl::extract_feature_pixel_values(view, box, shape, model->initial, level.anchor, level.deltas,
+                                                     features);
+            sum = 0;
+            for (long t = 0; t < model->trees; t++) {
+                const size_t base = (size_t)t * model->splitsPerTree;
+                long i = 0;
+                while (i < model->splitsPerTree)
+                    i = features[level.idx1[base + i]] - features[level.idx2[base + i]] > level.thresh[base + i]
+                            ? 2 * i + 1 : 2 * i + 2;
+                const int16_t *q = &level.coefficients[((size_t)t * leaves + (i - model->splitsPerTree)) * k];
+                const float scale = level.scale[t];
+                for (long j = 0; j < k; j++) sum(j) += scale * q[j];
+            }
+            shape += level.axes * sum;
+        }
+        const dlib::point_transform_affine toImage = dlib::impl::unnormalizing_tform(box);
         for (int i = 0; i < parts; i++) {
-            points[2 * i] = (float)shape.part(i).x();
-            points[2 * i + 1] = (float)shape.part(i).y();
+            dlib::vector<float, 2> p = toImage(dlib::impl::location(shape, i));
+            points[2 * i] = p.x();
+            points[2 * i + 1] = p.y();
         }
         return 0;
     });

@@ -5,8 +5,8 @@ The labels (face_attribute_labels.json, beside this file) were made by looking
 at each face's crop: smiling or not, eyes open or closed, left out where it
 could not be judged. The photos are the shared ones (../shared/testdata/faces),
 scikit-image's and the extra ones in SIGHTLINE_LABELLED_FACES (default
-<testdata>/faces-labelled: dlib's and face_recognition's example photos, see
-the labels' "about"). The targets are the issue's: on faces at least 40 px
+.build/labelled-faces, which scripts/fetch-labelled-faces.sh fills from
+Debian's dlib examples and two PyPI sdists; see the labels' "about"). The targets are the issue's: on faces at least 40 px
 wide, smile accuracy >= 0.9, faces not smiling called smiling <= 10 %, open
 eyes called closed <= 5 %, closed eyes found on >= 80 % of those labelled
 closed. The figures are printed (pytest -s) for the issue note.
@@ -24,11 +24,12 @@ from skimage import data
 from conftest import DEFAULT_TEST_DATA, server_binary
 
 LABELS = Path(__file__).with_name("face_attribute_labels.json")
+REPO = Path(__file__).resolve().parents[2]
 MIN_WIDTH = 40
 
 
 def photo_dirs(testdata):
-    labelled = Path(os.environ.get("SIGHTLINE_LABELLED_FACES", str(testdata / "faces-labelled")))
+    labelled = Path(os.environ.get("SIGHTLINE_LABELLED_FACES", str(REPO / ".build" / "labelled-faces")))
     return {"shared": testdata / "faces", "labelled": labelled}
 
 
@@ -84,7 +85,7 @@ def labelled(tmp_path_factory):
         else:
             paths[entry["photo"]] = path
     if missing:
-        pytest.skip(f"labelled photos missing: {sorted(set(missing))} (see {LABELS.name}'s 'about')")
+        pytest.skip(f"labelled photos missing: {sorted(set(missing))} (scripts/fetch-labelled-faces.sh gathers them; see {LABELS.name}'s 'about')")
     results = detect(sorted(set(paths.values())))
     pairs = []
     for entry in labels["faces"]:

@@ -5,7 +5,8 @@ import Synchronization
 /// dlib's 68-point shape predictor (Debian's `libdlib-data`), through the
 /// shim in `sightline_shape.h`.
 ///
-/// Loading takes about a second and 75 MB, so one model per file is loaded
+/// Loading takes about a second (the shim keeps its leaves compact: about
+/// 15 MB held), so one model per file is loaded
 /// once per process and shared (`shared(path:)`); fitting only reads it.
 /// `@unchecked Sendable`: the handle is immutable after loading and dlib's
 /// `shape_predictor::operator()` is const, so any thread may fit with it at
