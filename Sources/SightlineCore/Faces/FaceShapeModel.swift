@@ -6,11 +6,11 @@ import Synchronization
 /// shim in `sightline_shape.h`.
 ///
 /// Loading takes about a second (the shim keeps its leaves compact: about
-/// 15 MB held), so one model per file is loaded
-/// once per process and shared (`shared(path:)`); fitting only reads it.
-/// `@unchecked Sendable`: the handle is immutable after loading and dlib's
-/// `shape_predictor::operator()` is const, so any thread may fit with it at
-/// the same time; it is released only in deinit, when no thread holds it.
+/// 15 MB held), so one model per file is loaded once per process and shared
+/// (`shared(path:)`); fitting only reads it.
+/// `@unchecked Sendable`: the handle is immutable after loading and a fit
+/// only reads it (`slcv_shape_fit` keeps its scratch on its own stack), so
+/// any thread may fit with it at the same time; it is released only in deinit, when no thread holds it.
 public final class FaceShapeModel: @unchecked Sendable {
     public static let defaultPath = "/usr/share/dlib/shape_predictor_68_face_landmarks.dat"
     /// Points of the iBUG 300-W layout the attribute code reads.
@@ -50,6 +50,8 @@ public final class FaceShapeModel: @unchecked Sendable {
                 result = .failure(OpenCVError(code: -1, message: "\(error)"))
             }
             models[path] = result
+            // Reading the file passes through tens of MB of dlib's own form.
+            MallocArenas.returnFreedPages()
             return try result.get()
         }
     }

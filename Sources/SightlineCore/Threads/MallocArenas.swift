@@ -18,4 +18,12 @@ public enum MallocArenas {
         guard getenv("MALLOC_ARENA_MAX") == nil else { return false }
         return mallopt(M_ARENA_MAX, serverLimit) == 1
     }
+
+    /// Hands the pages freed at the top of the heap and in the arenas back
+    /// to the system (glibc's malloc_trim). For after a large passing
+    /// allocation, such as reading a model file, which would otherwise stay
+    /// resident.
+    public static func returnFreedPages() {
+        _ = malloc_trim(0)
+    }
 }
