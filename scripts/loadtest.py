@@ -5,6 +5,7 @@ Examples:
   scripts/loadtest.py --spawn                       # start .build/release/sightline with demo
   scripts/loadtest.py --url http://127.0.0.1:8080 --clients 10 --seconds 60
   scripts/loadtest.py --spawn --video h264 --clients 100   # /ws?video=h264 (access units, not JPEGs)
+  scripts/loadtest.py --url http://127.0.0.1:8090 --pid PID  # another server on /ws (scripts/peer-loop.py)
   scripts/make-face-pan.py /tmp/pan.avi && scripts/loadtest.py --spawn --source file:/tmp/pan.avi \
       --truth /tmp/pan.truth.json --server-arg=--template=config/demo-template.png
 
@@ -351,6 +352,8 @@ def main():
     ap.add_argument("--source", default="demo", help="source for --spawn")
     ap.add_argument("--tls", action="store_true", help="with --spawn: HTTPS/WSS with a self-signed certificate (tls: auto)")
     ap.add_argument("--video", choices=["jpeg", "h264"], default="jpeg", help="what the clients ask /ws for")
+    ap.add_argument("--pid", type=int, help="with --url: the server's process, for its CPU and memory "
+                    "(scripts/peer-loop.py prints its own)")
     ap.add_argument("--truth", type=Path, help="ground truth of a video made by scripts/make-face-pan.py")
     ap.add_argument("--server-arg", action="append", default=[],
                     help="extra argument for the spawned server (repeatable), e.g. --server-arg=--quality=70")
@@ -377,7 +380,7 @@ def main():
         if host not in LOOPBACK:
             ap.error(f"refusing non-loopback host {host!r}")
     try:
-        clients, s0, s1, rss = asyncio.run(run(args, host, port, proc.pid if proc else None))
+        clients, s0, s1, rss = asyncio.run(run(args, host, port, proc.pid if proc else args.pid))
     finally:
         rc = stop(proc) if proc else None
 
