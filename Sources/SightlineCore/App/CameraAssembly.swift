@@ -120,6 +120,7 @@ public struct CameraAssembly {
         yunet.scoreThreshold = settings.faceMinScore
         yunet.confirmMissedTracks = true
         yunet.newFacesReadAtOnce = 1
+        yunet.crowdFaces = YuNetDetector.liveCrowdFaces
         var haar = HaarFaceDetector.Options()
         haar.regionOfInterest = settings.faceRegion
         let choice = try FaceDetectorFactory.choose(modelPath: settings.faceModel, yunet: yunet, haar: haar, logger: logger)

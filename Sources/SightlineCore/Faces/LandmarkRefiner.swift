@@ -80,13 +80,13 @@ final class LandmarkRefiner {
     /// `refineFromTrack`'s reading with the network's score of its last
     /// crop (how upright and face-like the face looked there), or nil when no
     /// crop found the face.
-    func readFromTrack(_ face: FaceObservation, in frame: ImageBuffer, trackedRoll: Double) throws
+    func readFromTrack(_ face: FaceObservation, in frame: ImageBuffer, trackedRoll: Double, side: Int? = nil) throws
         -> (face: FaceObservation, cropScore: Double)? {
         var turn = trackedRoll
         var best: FaceObservation?
         for _ in 0..<2 {
             guard let next = try refineOnce(best ?? face, context: Self.trackedContext, in: frame, roll: turn,
-                                            side: trackedCropSize) else { break }
+                                            side: side ?? trackedCropSize) else { break }
             best = next
             let after = FaceGeometry.withPose(next).roll ?? turn
             if abs(FaceGeometry.normalizedDegrees(after - turn)) < Self.liveUprightTolerance(width: face.box.w) { break }
@@ -98,10 +98,10 @@ final class LandmarkRefiner {
     /// Looks for a tracked face the frame-wide pass missed: one crop around
     /// its predicted box turned by `roll`; the face found near the crop's
     /// centre scoring at least `minScore` (with its crop score), or nil.
-    func confirm(_ face: FaceObservation, in frame: ImageBuffer, roll: Double, minScore: Double) throws
-        -> FaceObservation? {
+    func confirm(_ face: FaceObservation, in frame: ImageBuffer, roll: Double, minScore: Double, side: Int? = nil)
+        throws -> FaceObservation? {
         guard let found = try refineOnce(face, context: Self.trackedContext, in: frame, roll: roll,
-                                         side: trackedCropSize), found.score >= minScore else { return nil }
+                                         side: side ?? trackedCropSize), found.score >= minScore else { return nil }
         return found
     }
 

@@ -94,6 +94,21 @@ public final class YuNetDetector: FaceDetector {
         /// cut-frame pass, which runs on the pipeline thread, takes
         /// `cutFramePersonChecks`. nil: every new face.
         public var personChecksPerPass: Int? = nil
+        /// Live: a pass whose tracked faces (hints) number at least this is
+        /// a crowd's. Its crops (confirming a missed track, reading a face
+        /// upright) are cut at `crowdCropUpscale` times the face's own pixels
+        /// rather than at `trackedCropSize` (a 50-pixel face's crop is 160
+        /// pixels, not 320: a quarter of the forward pass), and at most
+        /// `crowdCropsPerPass` are run, the faces read longest ago first; a
+        /// missed track left for a later pass is carried as the tracker
+        /// predicted it. Fewer faces are read as before. nil: never a crowd.
+        public var crowdFaces: Int? = nil
+        public var crowdCropsPerPass = 4
+        public var crowdCropUpscale = 2.0
+        /// A crowd's pass reads this many faces' attributes (the rest carry
+        /// their last reading): ten faces at 10 passes a second are each read
+        /// about once a second, not four times.
+        public var crowdAttributesPerPass = 1
 
         public init() {}
 
@@ -158,6 +173,8 @@ public final class YuNetDetector: FaceDetector {
 
     /// The live server's `attributesPerPass`: four faces, about 10 ms of a pass.
     public static let liveAttributesPerPass = 4
+    /// The live server's `crowdFaces`: eight tracked faces make a crowd.
+    public static let liveCrowdFaces = 8
 
     /// A hint (a tracked face) overlapping a found face by at least this IoU
     /// gives it its roll as the second pass's start.
@@ -193,14 +210,38 @@ public final class YuNetDetector: FaceDetector {
         var records: [RefineRecord] = []
         // Faces found by a confirming crop: already read upright.
         var confirmed = Set<Int>()
+        var unrefined = Set<Int>()
+        let crowd = options.crowdFaces.map { hints.count >= $0 } ?? false
+        var cropsLeft = crowd ? options.crowdCropsPerPass : Int.max
+        /// When a face was last read by a crop (confirmed or read upright): -inf never.
+        func lastRead(_ box: (x: Double, y: Double, w: Double, h: Double)) -> Double {
+            Self.overlapping(box, in: refined, box: { $0.box })?.at ?? -.infinity
+        }
         if options.confirmMissedTracks {
-            let missed = hints.filter { Self.overlapping($0.box, in: faces, box: { $0.box }) == nil }
+            var missed = hints.filter { Self.overlapping($0.box, in: faces, box: { $0.box }) == nil }
+            if crowd { missed.sort { lastRead($0.box) < lastRead($1.box) } }
             for hint in missed where faces.count < limit {
+                guard cropsLeft > 0 else {
+                    // A crowd's budget is spent: carried as predicted (no roll
+                    // reading: the tracker carries its own), looked at first next time.
+                    var carried = hint
+                    carried.roll = nil
+                    unrefined.insert(faces.count)
+                    confirmed.insert(faces.count)
+                    faces.append(carried)
+                    if let last = Self.overlapping(hint.box, in: refined, box: { $0.box }) {
+                        var kept = last
+                        kept.box = hint.box
+                        records.append(kept)
+                    }
+                    continue
+                }
+                cropsLeft -= 1
                 // A face reported before its upright reading has no tracked
                 // roll yet; its landmarks' roll (from a turned fine pass, say) is nearer than upright.
                 let roll = hint.roll ?? FaceGeometry.withPose(hint).roll ?? 0
-                guard let found = try refiner.confirm(hint, in: frame, roll: roll,
-                                                      minScore: options.scoreThreshold) else { continue }
+                guard let found = try refiner.confirm(hint, in: frame, roll: roll, minScore: options.scoreThreshold,
+                                                      side: crowd ? crowdCropSide(hint) : nil) else { continue }
                 confirmations += 1
                 confirmed.insert(faces.count)
                 faces.append(found)
@@ -210,10 +251,13 @@ public final class YuNetDetector: FaceDetector {
                                             previousReading: last?.reading))
             }
         }
-        var unrefined = Set<Int>()
         var newFacesRead = 0
         if options.refineLandmarks {
-            for (index, face) in faces.enumerated() where !confirmed.contains(index) {
+            // A crowd's budget goes to the faces read longest ago first.
+            let order = crowd ? faces.indices.sorted { lastRead(faces[$0].box) < lastRead(faces[$1].box) }
+                : Array(faces.indices)
+            for index in order where !confirmed.contains(index) {
+                let face = faces[index]
                 let hint = Self.overlapping(face.box, in: hints.filter { $0.roll != nil }, box: { $0.box })?.roll
                 let last = Self.overlapping(face.box, in: refined, box: { $0.box })
                 if options.refineEverySeconds > 0 {
@@ -229,7 +273,16 @@ public final class YuNetDetector: FaceDetector {
                     } else if isNew, let atOnce = options.newFacesReadAtOnce, newFacesRead >= atOnce {
                         // New to the tracker: boxed now, read upright on the next pass.
                         unrefined.insert(index)
+                    } else if cropsLeft <= 0 {
+                        // A crowd's budget is spent: its last reading stands (none: none yet).
+                        unrefined.insert(index)
+                        if let last {
+                            var carried = last
+                            carried.box = face.box
+                            records.append(carried)
+                        }
                     } else {
+                        if crowd { cropsLeft -= 1 }
                         // One crop turned by the tracked roll; for a face new to
                         // the tracker by its first-pass roll (one or two forward
                         // passes, not the full search's up to six per start), so
@@ -252,7 +305,8 @@ public final class YuNetDetector: FaceDetector {
                         let unread = hint == nil && !isNew
                             ? Self.overlapping(face.box, in: hints, box: { $0.box }).flatMap { FaceGeometry.withPose($0).roll }
                             : nil
-                        faces[index] = try readLive(face, in: frame, start: hint ?? unread ?? landmarkRoll, otherwise: first)
+                        faces[index] = try readLive(face, in: frame, start: hint ?? unread ?? landmarkRoll, otherwise: first,
+                                                    side: crowd ? crowdCropSide(face) : nil)
                         records.append(RefineRecord(box: faces[index].box, at: now, tracked: hint,
                                                     reading: FaceGeometry.withPose(faces[index]).roll,
                                                     previousReading: hint == nil ? nil : last?.reading,
@@ -302,7 +356,7 @@ public final class YuNetDetector: FaceDetector {
         // Never read first, then the largest; up to the pass's budget.
         let read = Set(due.sorted { a, b in
             (lasts[a] == nil) != (lasts[b] == nil) ? lasts[a] == nil : faces[a].box.w > faces[b].box.w
-        }.prefix(options.attributesPerPass ?? Int.max))
+        }.prefix(crowd ? options.crowdAttributesPerPass : options.attributesPerPass ?? Int.max))
         for index in faces.indices {
             if read.contains(index) {
                 faces[index] = try attributes.read(faces[index], gray: gray)
@@ -386,19 +440,26 @@ public final class YuNetDetector: FaceDetector {
     /// pass's roll, or upright for a face found on a turned frame) is more
     /// than `startDoubt` degrees away, a crop turned by that is read too, and
     /// the one the network scores higher wins.
-    func readLive(_ face: FaceObservation, in frame: ImageBuffer, start: Double, otherwise: Double) throws
-        -> FaceObservation {
+    func readLive(_ face: FaceObservation, in frame: ImageBuffer, start: Double, otherwise: Double,
+                  side: Int? = nil) throws -> FaceObservation {
         lastReadStart = start
-        var best = try refiner.readFromTrack(face, in: frame, trackedRoll: start)
+        var best = try refiner.readFromTrack(face, in: frame, trackedRoll: start, side: side)
         if (best?.cropScore ?? 0) < Self.doubtfulCropScore,
            abs(FaceGeometry.normalizedDegrees(otherwise - start)) > Self.startDoubt,
-           let second = try refiner.readFromTrack(face, in: frame, trackedRoll: otherwise),
+           let second = try refiner.readFromTrack(face, in: frame, trackedRoll: otherwise, side: side),
            second.cropScore > best?.cropScore ?? 0 {
             best = second
         }
         guard var read = best?.face else { return face }
         read.score = face.score
         return read
+    }
+
+    /// A crowd's crop side for `face`: `crowdCropUpscale` times its crop's
+    /// own pixels, a multiple of 32 from 128 to `trackedCropSize`.
+    func crowdCropSide(_ face: FaceObservation) -> Int {
+        let pixels = max(face.box.w, face.box.h) * LandmarkRefiner.trackedContext * options.crowdCropUpscale
+        return min(options.trackedCropSize, max(128, Int((pixels / 32).rounded(.up)) * 32))
     }
 
     /// A well-turned crop of a face scores about 0.92 or more; the runaway
