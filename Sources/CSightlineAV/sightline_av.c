@@ -475,20 +475,18 @@ struct sl_av_reader {
     int bgr_width, bgr_height, bgr_stride;
     int timeout_ms;
     int64_t deadline_ns;          // the blocking call under way gives up after this
-    atomic_int interrupted;       // set by sl_av_reader_interrupt (any thread)
 };
 
 static int reader_interrupt(void *opaque) {
     sl_av_reader *r = opaque;
-    return atomic_load(&r->interrupted) || monotonic_ns() > r->deadline_ns;
+    return monotonic_ns() > r->deadline_ns;
 }
 
 static void arm_reader(sl_av_reader *r) { r->deadline_ns = monotonic_ns() + (int64_t)r->timeout_ms * 1000000; }
 
 // A libav error from a call the interrupt callback stopped says "Immediate exit
-// requested"; say which it was.
+// requested"; say that it timed out.
 static int reader_fail(sl_av_reader *r, sl_av_error *err, int code, const char *what) {
-    if (atomic_load(&r->interrupted)) return fail(err, AVERROR_EXIT, what);
     if (monotonic_ns() > r->deadline_ns) {
         char words[160];
         snprintf(words, sizeof words, "%s: no answer in %d ms", what, r->timeout_ms);
@@ -512,7 +510,6 @@ sl_av_reader *sl_av_reader_open(const char *url, int timeout_ms, int threads, in
     if (!r) { fail(err, AVERROR(ENOMEM), "reader"); return NULL; }
     r->timeout_ms = timeout_ms;
     r->video = -1;
-    atomic_init(&r->interrupted, 0);
     AVDictionary *options = NULL;
     int status = AVERROR(ENOMEM);
     const char *step = "allocating the reader";
@@ -684,10 +681,6 @@ int sl_av_reader_rewind(sl_av_reader *r, sl_av_error *err) {
     r->draining = 0;
     r->ended = 0;
     return 0;
-}
-
-void sl_av_reader_interrupt(sl_av_reader *r) {
-    if (r) atomic_store(&r->interrupted, 1);
 }
 
 void sl_av_reader_close(sl_av_reader *r) {

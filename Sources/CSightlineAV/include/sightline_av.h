@@ -11,7 +11,7 @@
 // one place (Sources/SightlineCore/Video/AVError.swift).
 //
 // Threads: an encoder, decoder, muxer or reader belongs to one thread at a
-// time (only the *_interrupt calls may come from another); the functions
+// time (only sl_av_muxer_interrupt may come from another); the functions
 // keep no global state beyond libav's log level, set once.
 #ifndef SIGHTLINE_AV_H
 #define SIGHTLINE_AV_H
@@ -141,16 +141,15 @@ typedef struct sl_av_reader_info {
     double fps;          // the stream's average frame rate, else its base rate; 0 when unknown
     int64_t frame_count; // frames in the stream as the container says, else duration x fps; 0 when unknown
     int width, height;   // as the container says (a decoded picture may differ)
-    char codec[32];      // libavcodec's name of the decoder ("h264", "mpeg4", "mjpeg")
+    char codec[32];      // libavcodec's name of the codec ("h264", "msmpeg4v3", "mjpeg")
 } sl_av_reader_info;
 
 // Opens `url` (a file path, or rtsp://, http://... any protocol libavformat
 // has; RTSP over TCP), picks its best video stream and opens a decoder for
 // its codec with `threads` threads (live: slice threads only, so no picture
 // waits for the next; otherwise frame threads too). Every blocking step
-// (connecting, probing, each read) gives up after `timeout_ms`, or when
-// interrupted; network sockets are given the same I/O timeout. NULL on
-// failure, with err set.
+// (connecting, probing, each read) gives up after `timeout_ms`, and network
+// sockets are given the same I/O timeout. NULL on failure, with err set.
 sl_av_reader *sl_av_reader_open(const char *url, int timeout_ms, int threads, int live, sl_av_reader_info *info,
                                 sl_av_error *err);
 
@@ -165,10 +164,6 @@ int sl_av_reader_read(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_error
 // the first picture again. 0, or the error when the input cannot seek (then
 // close it and open it again).
 int sl_av_reader_rewind(sl_av_reader *r, sl_av_error *err);
-
-// Any thread: makes the reader's blocking call under way (and any later one)
-// give up at once.
-void sl_av_reader_interrupt(sl_av_reader *r);
 
 void sl_av_reader_close(sl_av_reader *r);
 
