@@ -3,14 +3,15 @@ import Foundation
 import PackageDescription
 
 // OpenCV 4.6 from Debian (libopencv-dev). Its headers are C++, so only the
-// CSightlineOpenCV shim reads them; Swift sees a C header. videoio and
-// imgcodecs (and the ~230 libraries they bring) are only in
-// libSightlineMedia.so, which that shim loads when a video file, a stream
-// URL or an unusual image format needs it.
+// CSightlineOpenCV shim reads them; Swift sees a C header. imgcodecs (and
+// the libraries it brings: GDAL, poppler, OpenEXR...) is only in
+// libSightlineMedia.so, which that shim loads when an unusual image format
+// needs it. Video files and stream URLs do not: CSightlineAV reads them with
+// FFmpeg, which the server links anyway.
 let openCVLibraries = [
     "opencv_core", "opencv_imgproc", "opencv_face", "opencv_dnn", "opencv_objdetect", "opencv_video",
 ].map { LinkerSetting.linkedLibrary($0) }
-let openCVMediaLibraries = ["opencv_core", "opencv_imgproc", "opencv_imgcodecs", "opencv_videoio"]
+let openCVMediaLibraries = ["opencv_core", "opencv_imgproc", "opencv_imgcodecs"]
     .map { LinkerSetting.linkedLibrary($0) }
 
 let package = Package(
@@ -69,9 +70,10 @@ let package = Package(
             name: "CSightlineTLS",
             linkerSettings: [.linkedLibrary("crypto")]
         ),
-        // FFmpeg 5.1 from Debian (libavcodec-dev, libswscale-dev, libavutil-dev):
-        // H.264 through libx264 and back through libavcodec's decoder, behind
-        // a C shim with an opaque encoder and decoder.
+        // FFmpeg 5.1 from Debian (libavcodec-dev, libavformat-dev, libswscale-dev,
+        // libavutil-dev): H.264 through libx264 and back through libavcodec's
+        // decoder, the muxer for relays and clips, and the reader of video files
+        // and stream URLs, behind a C shim with opaque handles.
         .target(
             name: "CSightlineAV",
             linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("swscale"), .linkedLibrary("avutil")]

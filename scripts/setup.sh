@@ -11,7 +11,7 @@ debian_packages=(
   libsystemd-dev zlib1g-dev libmosquitto-dev libpng-dev                                # build: sd_notify, inflate checks, MQTT, PNG files
   libssl-dev                                                                           # build: certificates, SHA-256 (OpenSSL)
   libdlib-dev libblas-dev liblapack-dev libdlib-data                                   # build: dlib (shape predictor, HOG faces) and the BLAS/LAPACK it calls; its 68-point model (run time)
-  libavcodec-dev libavformat-dev libswscale-dev libavutil-dev                          # build: H.264 (libx264 through libavcodec), publishing (libavformat)
+  libavcodec-dev libavformat-dev libswscale-dev libavutil-dev                          # build: H.264 (libx264 through libavcodec), publishing, video files and stream URLs (libavformat)
   chromium chromium-driver python3-pip systemd mosquitto ffmpeg                        # tests (systemd-analyze, an MQTT broker, ffmpeg and ffprobe as clients)
   python3-gi gir1.2-gst-rtsp-server-1.0                                                # tests: a real RTSP server (gst-rtsp-server, run by Debian's /usr/bin/python3)
   gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly                                  # tests: RTP (de)payloading, AVI/MJPEG decoding; x264enc for the served H.264

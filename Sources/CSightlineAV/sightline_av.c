@@ -8,6 +8,7 @@
 #include <libavutil/log.h>
 #include <libavutil/opt.h>
 #include <libswscale/swscale.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -457,4 +458,238 @@ done:
     avformat_close_input(&fmt);
     if (status < 0) return fail(err, status, step);
     return 0;
+}
+
+// --- reader (video files and stream URLs) ------------------------------------
+
+struct sl_av_reader {
+    AVFormatContext *fmt;
+    AVCodecContext *ctx;
+    AVFrame *frame;
+    AVPacket *packet;
+    struct SwsContext *sws;
+    int video;                    // the stream decoded
+    int draining;                 // the input ended: the decoder gives what it holds
+    int ended;                    // ... and has given it all
+    uint8_t *bgr;                 // the last picture, BGR24
+    int bgr_width, bgr_height, bgr_stride;
+    int timeout_ms;
+    int64_t deadline_ns;          // the blocking call under way gives up after this
+};
+
+static int reader_interrupt(void *opaque) {
+    sl_av_reader *r = opaque;
+    return monotonic_ns() > r->deadline_ns;
+}
+
+static void arm_reader(sl_av_reader *r) { r->deadline_ns = monotonic_ns() + (int64_t)r->timeout_ms * 1000000; }
+
+// A libav error from a call the interrupt callback stopped says "Immediate exit
+// requested"; say that it timed out.
+static int reader_fail(sl_av_reader *r, sl_av_error *err, int code, const char *what) {
+    if (monotonic_ns() > r->deadline_ns) {
+        char words[160];
+        snprintf(words, sizeof words, "%s: no answer in %d ms", what, r->timeout_ms);
+        return fail(err, AVERROR(ETIMEDOUT), words);
+    }
+    return fail(err, code, what);
+}
+
+static int valid_rate(AVRational q) { return q.num > 0 && q.den > 0; }
+
+sl_av_reader *sl_av_reader_open(const char *url, int timeout_ms, int threads, int live, sl_av_reader_info *info,
+                                sl_av_error *err) {
+    pthread_once(&log_once, quiet_log);
+    clear(err);
+    if (info) memset(info, 0, sizeof *info);
+    if (!url || !*url || timeout_ms < 1 || threads < 1) {
+        fail(err, -1, "url, timeout and threads are required");
+        return NULL;
+    }
+    sl_av_reader *r = calloc(1, sizeof *r);
+    if (!r) { fail(err, AVERROR(ENOMEM), "reader"); return NULL; }
+    r->timeout_ms = timeout_ms;
+    r->video = -1;
+    AVDictionary *options = NULL;
+    int status = AVERROR(ENOMEM);
+    const char *step = "allocating the reader";
+    r->fmt = avformat_alloc_context();
+    r->frame = av_frame_alloc();
+    r->packet = av_packet_alloc();
+    if (!r->fmt || !r->frame || !r->packet) goto failed;
+    r->fmt->interrupt_callback.callback = reader_interrupt;
+    r->fmt->interrupt_callback.opaque = r;
+
+    // Network inputs: RTSP over TCP (no lost UDP packets, one port), and each
+    // socket read or write given up after the timeout (microseconds) even
+    // between two calls of the interrupt callback. Unknown keys are ignored by
+    // the protocols that do not have them.
+    if (strstr(url, "://") && strncmp(url, "file:", 5) != 0) {
+        char micros[32];
+        snprintf(micros, sizeof micros, "%lld", (long long)timeout_ms * 1000);
+        av_dict_set(&options, "rtsp_transport", "tcp", 0);
+        av_dict_set(&options, "timeout", micros, 0);     // rtsp, tcp, http: socket I/O
+        av_dict_set(&options, "rw_timeout", micros, 0);  // any protocol's reads
+    }
+    step = "opening the input";
+    arm_reader(r);
+    // avformat_open_input frees the context on failure.
+    if ((status = avformat_open_input(&r->fmt, url, NULL, &options)) < 0) goto failed;
+    step = "reading the input's streams";
+    arm_reader(r);
+    if ((status = avformat_find_stream_info(r->fmt, NULL)) < 0) goto failed;
+    step = "the input has no video stream";
+    const AVCodec *codec = NULL;
+    if ((status = av_find_best_stream(r->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0)) < 0) goto failed;
+    r->video = status;
+    AVStream *stream = r->fmt->streams[r->video];
+    // Only the video stream's packets are read.
+    for (unsigned i = 0; i < r->fmt->nb_streams; i++)
+        if ((int)i != r->video) r->fmt->streams[i]->discard = AVDISCARD_ALL;
+
+    step = "opening the decoder";
+    status = AVERROR(ENOMEM);
+    if (!(r->ctx = avcodec_alloc_context3(codec))) goto failed;
+    if ((status = avcodec_parameters_to_context(r->ctx, stream->codecpar)) < 0) goto failed;
+    r->ctx->pkt_timebase = stream->time_base;
+    r->ctx->thread_count = threads;
+    // A frame-threaded decoder holds a picture back per thread: a stream's
+    // pictures would come that much later.
+    r->ctx->thread_type = live ? FF_THREAD_SLICE : FF_THREAD_FRAME | FF_THREAD_SLICE;
+    if ((status = avcodec_open2(r->ctx, codec, NULL)) < 0) goto failed;
+    av_dict_free(&options);
+
+    if (info) {
+        AVRational rate = valid_rate(stream->avg_frame_rate) ? stream->avg_frame_rate : stream->r_frame_rate;
+        info->fps = valid_rate(rate) ? av_q2d(rate) : 0;
+        if (stream->nb_frames > 0) {
+            info->frame_count = stream->nb_frames;
+        } else if (info->fps > 0 && stream->duration > 0 && stream->duration != AV_NOPTS_VALUE) {
+            info->frame_count = llrint(stream->duration * av_q2d(stream->time_base) * info->fps);
+        } else if (info->fps > 0 && r->fmt->duration > 0 && r->fmt->duration != AV_NOPTS_VALUE) {
+            info->frame_count = llrint(r->fmt->duration / (double)AV_TIME_BASE * info->fps);
+        }
+        info->width = stream->codecpar->width;
+        info->height = stream->codecpar->height;
+        snprintf(info->codec, sizeof info->codec, "%s", avcodec_get_name(stream->codecpar->codec_id));
+    }
+    return r;
+
+failed:
+    av_dict_free(&options);
+    reader_fail(r, err, status < 0 ? status : -1, step);
+    sl_av_reader_close(r);
+    return NULL;
+}
+
+// Converts the decoded frame to BGR24 in the reader's buffer (made anew when
+// the picture's size changes).
+static int picture_out(sl_av_reader *r, sl_av_picture *out, sl_av_error *err) {
+    AVFrame *frame = r->frame;
+    if (frame->width < 1 || frame->height < 1) return fail(err, -1, "the decoder gave a picture without a size");
+    if (!r->bgr || r->bgr_width != frame->width || r->bgr_height != frame->height) {
+        free(r->bgr);
+        r->bgr_stride = frame->width * 3;
+        r->bgr = malloc((size_t)r->bgr_stride * (size_t)frame->height);
+        r->bgr_width = frame->width;
+        r->bgr_height = frame->height;
+        if (!r->bgr) return fail(err, AVERROR(ENOMEM), "picture");
+    }
+    // The flags OpenCV's reader used; at the same size libswscale takes its
+    // fast unscaled converters whatever the filter.
+    r->sws = sws_getCachedContext(r->sws, frame->width, frame->height, frame->format, frame->width, frame->height,
+                                  AV_PIX_FMT_BGR24, SWS_BICUBIC, NULL, NULL, NULL);
+    if (!r->sws) return fail(err, -1, "sws_getCachedContext failed for the picture's pixel format");
+    uint8_t *planes[4] = {r->bgr, NULL, NULL, NULL};
+    int strides[4] = {r->bgr_stride, 0, 0, 0};
+    sws_scale(r->sws, (const uint8_t *const *)frame->data, frame->linesize, 0, frame->height, planes, strides);
+    out->data = r->bgr;
+    out->width = r->bgr_width;
+    out->height = r->bgr_height;
+    out->stride = r->bgr_stride;
+    return 0;
+}
+
+int sl_av_reader_read(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_error *err) {
+    clear(err);
+    *got = 0;
+    memset(out, 0, sizeof *out);
+    if (r->ended) return 0;
+    // Packets the decoder refuses as broken are skipped (a damaged stretch of
+    // a file, a lost piece of a stream) unless nothing else comes.
+    int refused = 0;
+    arm_reader(r);
+    for (;;) {
+        int status = avcodec_receive_frame(r->ctx, r->frame);
+        if (status == 0) {
+            status = picture_out(r, out, err);
+            av_frame_unref(r->frame);
+            if (status < 0) return status;
+            *got = 1;
+            return 0;
+        }
+        if (status == AVERROR_EOF) {
+            r->ended = 1;
+            return 0;
+        }
+        if (status != AVERROR(EAGAIN)) {
+            if (status != AVERROR_INVALIDDATA || ++refused > 100) return fail(err, status, "decoding");
+            continue;
+        }
+        if (r->draining) {  // EAGAIN while draining: the decoder has nothing left
+            r->ended = 1;
+            return 0;
+        }
+        status = av_read_frame(r->fmt, r->packet);
+        if (status == AVERROR_EOF || (status < 0 && r->fmt->pb && avio_feof(r->fmt->pb) && !r->fmt->pb->error &&
+                                      !reader_interrupt(r))) {
+            // The end of the input: the decoder still holds pictures (B-frames,
+            // frame threads); an empty packet makes it give them.
+            r->draining = 1;
+            if ((status = avcodec_send_packet(r->ctx, NULL)) < 0 && status != AVERROR_EOF)
+                return fail(err, status, "draining the decoder");
+            continue;
+        }
+        if (status < 0) return reader_fail(r, err, status, "reading the input");
+        if (r->packet->stream_index == r->video) {
+            status = avcodec_send_packet(r->ctx, r->packet);
+            // EAGAIN cannot happen: every picture was received before this send.
+            if (status < 0 && (status != AVERROR_INVALIDDATA || ++refused > 100)) {
+                av_packet_unref(r->packet);
+                return fail(err, status, "decoding");
+            }
+        }
+        av_packet_unref(r->packet);
+    }
+}
+
+int sl_av_reader_rewind(sl_av_reader *r, sl_av_error *err) {
+    clear(err);
+    AVStream *stream = r->fmt->streams[r->video];
+    int64_t start = stream->start_time != AV_NOPTS_VALUE ? stream->start_time : 0;
+    arm_reader(r);
+    int status;
+    // Formats whose timestamps may jump (MPEG-TS, MPEG-PS) seek by time only
+    // roughly: back to the first byte instead, as ffplay does.
+    const AVInputFormat *format = r->fmt->iformat;
+    if ((format->flags & AVFMT_TS_DISCONT) && !(format->flags & AVFMT_NO_BYTE_SEEK) && strcmp(format->name, "ogg"))
+        status = av_seek_frame(r->fmt, -1, 0, AVSEEK_FLAG_BYTE);
+    else
+        status = av_seek_frame(r->fmt, r->video, start, AVSEEK_FLAG_BACKWARD);
+    if (status < 0) return reader_fail(r, err, status, "seeking to the start");
+    avcodec_flush_buffers(r->ctx);
+    r->draining = 0;
+    r->ended = 0;
+    return 0;
+}
+
+void sl_av_reader_close(sl_av_reader *r) {
+    if (!r) return;
+    avformat_close_input(&r->fmt);  // also frees a context never opened
+    avcodec_free_context(&r->ctx);
+    av_frame_free(&r->frame);
+    av_packet_free(&r->packet);
+    sws_freeContext(r->sws);
+    free(r->bgr);
+    free(r);
 }

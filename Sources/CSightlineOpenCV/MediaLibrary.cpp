@@ -1,8 +1,10 @@
-// The slcv_* functions that need OpenCV's videoio or imgcodecs, forwarded to
-// libSightlineMedia.so (Sources/CSightlineMedia), which is loaded on first
-// use. Linking videoio and imgcodecs into the server maps about 230 shared
-// libraries (FFmpeg, GStreamer, GDAL and theirs) at start, about 45 MiB of
-// resident memory, though a camera or the demo source never uses them.
+// The slcv_* functions that need OpenCV's imgcodecs (image formats other
+// than PNG and JPEG), forwarded to libSightlineMedia.so
+// (Sources/CSightlineMedia), which is loaded on first use. Linking imgcodecs
+// into the server would map about 80 more shared libraries (GDAL, poppler,
+// OpenEXR, gdcm and theirs) at start, about 40 MiB of resident memory, though
+// only such an image uses them. Video files and stream URLs no longer come
+// here: CSightlineAV reads them with the FFmpeg the server links.
 //
 // The library is looked for at $SIGHTLINE_MEDIA_LIBRARY, else beside the
 // binary that holds this code (.build/release/ for the server and the tests),
@@ -21,12 +23,6 @@ struct Media {
     std::string where;  // the path loaded, or why none was
     int (*decode)(const uint8_t *, size_t, int, slcv_mat **, slcv_error *) = nullptr;
     int (*encode)(const char *, slcv_image, slcv_mat **, slcv_error *) = nullptr;
-    int (*capture_open)(const char *, slcv_capture **, slcv_error *) = nullptr;
-    int (*capture_read)(slcv_capture *, int *, slcv_image *, slcv_error *) = nullptr;
-    double (*capture_fps)(slcv_capture *) = nullptr;
-    double (*capture_frame_count)(slcv_capture *) = nullptr;
-    int (*capture_rewind)(slcv_capture *, slcv_error *) = nullptr;
-    void (*capture_release)(slcv_capture *) = nullptr;
 };
 
 const char *const libraryName = "libSightlineMedia.so";
@@ -64,18 +60,12 @@ Media load() {
     }
     if (!media.handle) {
         media.where = std::string("cannot load ") + libraryName +
-                      " (video files, stream URLs and image formats other than PNG and JPEG need it): " + tried;
+                      " (image formats other than PNG and JPEG need it): " + tried;
         return media;
     }
     std::string missing;
     bind(media.handle, "slmedia_decode", media.decode, missing);
     bind(media.handle, "slmedia_encode", media.encode, missing);
-    bind(media.handle, "slmedia_capture_open", media.capture_open, missing);
-    bind(media.handle, "slmedia_capture_read", media.capture_read, missing);
-    bind(media.handle, "slmedia_capture_fps", media.capture_fps, missing);
-    bind(media.handle, "slmedia_capture_frame_count", media.capture_frame_count, missing);
-    bind(media.handle, "slmedia_capture_rewind", media.capture_rewind, missing);
-    bind(media.handle, "slmedia_capture_release", media.capture_release, missing);
     if (!missing.empty()) {
         media.where = media.where + " lacks " + missing + " (built from another version?)";
         media.handle = nullptr;  // kept loaded: dlclose of a half-bound library gains nothing
@@ -102,19 +92,4 @@ extern "C" int slcv_decode(const uint8_t *bytes, size_t length, int channels, sl
 
 extern "C" int slcv_encode(const char *extension, slcv_image image, slcv_mat **out, slcv_error *err) {
     return media().handle ? media().encode(extension, image, out, err) : unavailable(err);
-}
-
-extern "C" int slcv_capture_open(const char *uri, slcv_capture **out, slcv_error *err) {
-    return media().handle ? media().capture_open(uri, out, err) : unavailable(err);
-}
-
-// A capture exists only if the library loaded, so these need no check.
-extern "C" int slcv_capture_read(slcv_capture *cap, int *got, slcv_image *frame, slcv_error *err) {
-    return media().capture_read(cap, got, frame, err);
-}
-extern "C" double slcv_capture_fps(slcv_capture *cap) { return media().capture_fps(cap); }
-extern "C" double slcv_capture_frame_count(slcv_capture *cap) { return media().capture_frame_count(cap); }
-extern "C" int slcv_capture_rewind(slcv_capture *cap, slcv_error *err) { return media().capture_rewind(cap, err); }
-extern "C" void slcv_capture_release(slcv_capture *cap) {
-    if (cap) media().capture_release(cap);
 }

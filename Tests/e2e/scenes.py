@@ -1,5 +1,5 @@
 """Test videos made on the spot: frames drawn with Pillow, written as an MJPEG AVI
-(the container OpenCV's FFmpeg backend reads as `file:`), with what each frame shows.
+(a container FFmpeg reads as `file:`), with what each frame shows.
 
 The AVI writer is the minimal RIFF layout (avih, one video stream, movi, idx1);
 no video tool is needed on the machine.

@@ -1,15 +1,18 @@
-// sightline_av.h: H.264 through FFmpeg's libavcodec (libx264) for Swift.
+// sightline_av.h: FFmpeg's libavcodec and libavformat for Swift: H.264
+// through libx264 and back, a muxer for relays and clip files, and a reader
+// that demuxes and decodes video files and stream URLs.
 //
 // Why it exists: libavcodec's API is C, but using it from Swift means
 // AVERROR macros (function-like, not importable), av_opt_set on private
 // codec options by name, AVFrame/AVPacket lifetimes and the send/receive
-// loop. This shim hides those behind an opaque encoder and decoder with one
-// call each, and turns every failure into a code and a message in an
-// sl_av_error that Swift turns into a thrown error in exactly one place
-// (Sources/SightlineCore/Video/AVError.swift).
+// loop. This shim hides those behind an opaque encoder, decoder, muxer and
+// reader with one call each, and turns every failure into a code and a
+// message in an sl_av_error that Swift turns into a thrown error in exactly
+// one place (Sources/SightlineCore/Video/AVError.swift).
 //
-// Threads: an encoder or decoder belongs to one thread at a time; the
-// functions keep no global state beyond libav's log level, set once.
+// Threads: an encoder, decoder, muxer or reader belongs to one thread at a
+// time (only sl_av_muxer_interrupt may come from another); the functions
+// keep no global state beyond libav's log level, set once.
 #ifndef SIGHTLINE_AV_H
 #define SIGHTLINE_AV_H
 
@@ -129,6 +132,40 @@ typedef struct sl_av_file_info {
 // (no decoding) and fills *info. 0 or the error (not a video file, no video
 // stream, no packet at all).
 int sl_av_file_probe(const char *path, sl_av_file_info *info, sl_av_error *err);
+
+// --- reader: a video file or a stream URL, demuxed and decoded to BGR24 ---
+typedef struct sl_av_reader sl_av_reader;
+
+// What sl_av_reader_open found in the input.
+typedef struct sl_av_reader_info {
+    double fps;          // the stream's average frame rate, else its base rate; 0 when unknown
+    int64_t frame_count; // frames in the stream as the container says, else duration x fps; 0 when unknown
+    int width, height;   // as the container says (a decoded picture may differ)
+    char codec[32];      // libavcodec's name of the codec ("h264", "msmpeg4v3", "mjpeg")
+} sl_av_reader_info;
+
+// Opens `url` (a file path, or rtsp://, http://... any protocol libavformat
+// has; RTSP over TCP), picks its best video stream and opens a decoder for
+// its codec with `threads` threads (live: slice threads only, so no picture
+// waits for the next; otherwise frame threads too). Every blocking step
+// (connecting, probing, each read) gives up after `timeout_ms`, and network
+// sockets are given the same I/O timeout. NULL on failure, with err set.
+sl_av_reader *sl_av_reader_open(const char *url, int timeout_ms, int threads, int live, sl_av_reader_info *info,
+                                sl_av_error *err);
+
+// Reads and decodes until the next picture, converts it to BGR24 into *out
+// (owned by the reader, valid until its next read, rewind or close; its size
+// is the picture's, which may change from one picture to the next). *got is
+// 0 at the end of the input, once the decoder has given every picture it
+// held. A timeout is AVERROR(ETIMEDOUT). Returns 0 or the error code.
+int sl_av_reader_read(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_error *err);
+
+// Seeks back to the start and empties the decoder, so the next read gives
+// the first picture again. 0, or the error when the input cannot seek (then
+// close it and open it again).
+int sl_av_reader_rewind(sl_av_reader *r, sl_av_error *err);
+
+void sl_av_reader_close(sl_av_reader *r);
 
 #ifdef __cplusplus
 }

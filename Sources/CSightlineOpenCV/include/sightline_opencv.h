@@ -7,7 +7,7 @@
 //
 // Pixel memory is owned by the caller: an slcv_image is a view (pointer,
 // size, row stride in bytes, channels) that the shim wraps in a cv::Mat
-// without copying. Only decode/capture results are owned by the shim, behind
+// without copying. Only decode results are owned by the shim, behind
 // an opaque slcv_mat handle that Swift copies out of and releases.
 #ifndef SIGHTLINE_OPENCV_H
 #define SIGHTLINE_OPENCV_H
@@ -33,7 +33,6 @@ typedef struct slcv_image {
 } slcv_image;
 
 typedef struct slcv_mat slcv_mat;          // owned by the shim
-typedef struct slcv_capture slcv_capture;  // cv::VideoCapture
 
 // How many threads OpenCV's own parallel loops use (cv::setNumThreads; 0 and
 // 1 both run each call on the calling thread), and how many it uses now.
@@ -93,15 +92,6 @@ int slcv_match_template(slcv_image image, slcv_image templ, float *result, int r
 int slcv_ssim(slcv_image a, slcv_image b, double *ssim, slcv_error *err);
 // Mean and standard deviation over all channels of an image.
 int slcv_mean_stddev(slcv_image image, double *mean, double *stddev, slcv_error *err);
-
-// --- video capture (files and stream URLs through FFmpeg; libSightlineMedia.so) --
-int slcv_capture_open(const char *uri, slcv_capture **out, slcv_error *err);
-// Reads the next frame into a capture-owned matrix; *got is 0 at end of stream.
-int slcv_capture_read(slcv_capture *cap, int *got, slcv_image *frame, slcv_error *err);
-double slcv_capture_fps(slcv_capture *cap);
-double slcv_capture_frame_count(slcv_capture *cap);
-int slcv_capture_rewind(slcv_capture *cap, slcv_error *err);
-void slcv_capture_release(slcv_capture *cap);
 
 #ifdef __cplusplus
 }

@@ -1,13 +1,17 @@
-import CSightlineOpenCV
 import Foundation
 
-/// A video file or a stream URL through OpenCV's FFmpeg backend.
+/// A video file or a stream URL, demuxed and decoded by FFmpeg (VideoReader:
+/// libavformat, libavcodec, libswscale, which the server links anyway).
 /// Files loop at their end; streams treat their end as a failure, so the
 /// capture loop reconnects with backoff.
 ///
 /// Threads: used only on the capture thread that owns it.
 public final class VideoCaptureSource: FrameSource {
     public enum Kind: Sendable { case file(pace: FilePace), stream }
+
+    /// How long connecting, probing or one read of a stream may take before
+    /// the source counts as gone.
+    public static let timeout = 5.0
 
     public let uri: String
     public let kind: Kind
@@ -29,7 +33,9 @@ public final class VideoCaptureSource: FrameSource {
         }
     }
 
-    private var capture: OpaquePointer?
+    private var reader: VideoReader?
+    /// The picture open() decoded to learn the size, given as the first frame.
+    private var pending: ImageBuffer?
     private var fps = 0.0
     /// Frames in the file as its container reports them (nil for streams,
     /// or when it does not say); known once opened.
@@ -43,67 +49,94 @@ public final class VideoCaptureSource: FrameSource {
 
     deinit { close() }
 
+    private var isFile: Bool {
+        if case .file = kind { return true }
+        return false
+    }
+
+    private func makeReader() throws -> VideoReader {
+        // A path goes to libavformat as a file: URL, so a colon in it is not
+        // taken for a protocol.
+        try VideoReader(url: isFile ? "file:" + uri : uri, live: !isFile, timeout: Self.timeout)
+    }
+
     public func open() throws -> SourceFormat {
         close()
-        if case .file = kind, !FileManager.default.isReadableFile(atPath: uri) {
+        if isFile, !FileManager.default.isReadableFile(atPath: uri) {
             throw SourceError.cannotOpen("no readable file at \(uri)")
         }
-        var handle: OpaquePointer?
+        let opened: VideoReader
         do {
-            try OpenCVError.check { slcv_capture_open(uri, &handle, $0) }
+            opened = try makeReader()
         } catch {
             throw SourceError.cannotOpen("\(uri): \(error)")
         }
-        capture = handle
-        let reported = slcv_capture_fps(handle)
+        reader = opened
+        let reported = opened.info.fps ?? 0
         fps = fpsOverride ?? (reported.isFinite && reported > 0 && reported <= 240 ? reported : 25)
-        let frames = slcv_capture_frame_count(handle)
-        frameCount = frames.isFinite && frames >= 1 && frames < 1e9 ? Int(frames) : nil
-        // Read one frame to learn the size, then rewind files so none is lost.
-        let first = try read()
-        if case .file = kind { try rewind() }
-        return SourceFormat(width: first.width, height: first.height, fps: fps, pixelFormat: "ffmpeg")
+        frameCount = isFile ? opened.info.frameCount : nil
+        // Decode the first picture to learn the size; it is the first frame
+        // given, so none is lost and nothing needs rewinding.
+        let first: ImageBuffer?
+        do {
+            first = try opened.read()
+        } catch {
+            close()
+            throw SourceError.cannotOpen("\(uri): \(error)")
+        }
+        guard let first else {
+            close()
+            throw SourceError.cannotOpen("\(uri): no picture could be decoded")
+        }
+        pending = first
+        return SourceFormat(width: first.width, height: first.height, fps: fps, pixelFormat: opened.info.codec)
     }
 
     public func close() {
-        if let capture { slcv_capture_release(capture) }
-        capture = nil
+        reader = nil
+        pending = nil
     }
 
     public func nextImage() throws -> CapturedImage {
+        if let first = pending {
+            pending = nil
+            return CapturedImage(image: first)
+        }
         do {
             return CapturedImage(image: try read())
         } catch SourceError.endOfStream {
-            guard case .file = kind else { throw SourceError.endOfStream }
+            guard isFile else { throw SourceError.endOfStream }
             try rewind()
             return CapturedImage(image: try read())
         }
     }
 
     private func read() throws -> ImageBuffer {
-        guard let capture else { throw SourceError.cannotOpen("not open") }
-        var got: Int32 = 0
-        var view = slcv_image()
+        guard let reader else { throw SourceError.cannotOpen("not open") }
+        let image: ImageBuffer?
         do {
-            try OpenCVError.check { slcv_capture_read(capture, &got, &view, $0) }
+            image = try reader.read()
+        } catch let error as AVError where error.code == AVError.timedOut {
+            throw SourceError.timeout("\(error)")
         } catch {
             throw SourceError.vanished("\(error)")
         }
-        guard got != 0 else { throw SourceError.endOfStream }
-        return ImageBuffer(copying: view)
+        guard let image else { throw SourceError.endOfStream }
+        return image
     }
 
     private func rewind() throws {
-        guard let capture else { return }
+        guard let reader else { return }
         do {
-            try OpenCVError.check { slcv_capture_rewind(capture, $0) }
+            try reader.rewind()
         } catch {
-            // Some containers cannot seek: reopen instead.
-            slcv_capture_release(capture)
-            self.capture = nil
-            var handle: OpaquePointer?
-            try OpenCVError.check { slcv_capture_open(uri, &handle, $0) }
-            self.capture = handle
+            // Some inputs cannot seek (a raw H.264 stream): open it again instead.
+            self.reader = nil
+            do {
+                self.reader = try makeReader()
+            } catch {
+                throw SourceError.cannotOpen("\(uri): \(error)")
+            }
         }
     }
 }

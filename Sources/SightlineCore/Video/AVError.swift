@@ -1,11 +1,12 @@
 import CSightlineAV
 
-/// An error that came back from the libavcodec shim (CSightlineAV).
+/// An error that came back from the FFmpeg shim (CSightlineAV: libavcodec,
+/// libavformat, libswscale).
 public struct AVError: Error, CustomStringConvertible, Sendable {
     /// A negative AVERROR, or -1 for the shim's own checks.
     public let code: Int32
     public let message: String
-    public var description: String { "libavcodec: \(message) (\(code))" }
+    public var description: String { "FFmpeg: \(message) (\(code))" }
 
     public init(code: Int32 = -1, message: String) {
         self.code = code

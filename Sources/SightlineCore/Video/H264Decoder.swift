@@ -27,11 +27,7 @@ public final class H264Decoder {
                 sl_av_decoder_decode(handle, raw.bindMemory(to: UInt8.self).baseAddress, raw.count, &got, &picture, error)
             }
         }
-        guard got != 0, let data = picture.data else { return nil }
-        let image = ImageBuffer(width: Int(picture.width), height: Int(picture.height), channels: 3)
-        for row in 0..<image.height {
-            (image.bytes + row * image.stride).update(from: data + row * Int(picture.stride), count: image.width * 3)
-        }
-        return image
+        guard got != 0, picture.data != nil else { return nil }
+        return ImageBuffer(copying: picture)
     }
 }

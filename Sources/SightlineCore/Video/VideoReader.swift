@@ -1,0 +1,77 @@
+import CSightlineAV
+import Foundation
+
+/// A video file or a stream URL demuxed by libavformat and decoded by
+/// libavcodec (any codec they have) to BGR pictures: what a file or stream
+/// source reads through.
+///
+/// Ownership: not thread-safe; a reader belongs to one thread.
+public final class VideoReader {
+    /// What the input says about its video stream.
+    public struct Info: Sendable {
+        /// Frames per second (the average, else the base rate); nil when unknown.
+        public var fps: Double?
+        /// Frames in the stream as the container says, else its duration
+        /// times its rate; nil when unknown (a stream URL).
+        public var frameCount: Int?
+        /// libavcodec's name of the codec ("h264", "mpeg4", "mjpeg").
+        public var codec: String
+    }
+
+    private let handle: OpaquePointer
+    public let info: Info
+
+    /// Opens `url` (a path, or any URL libavformat reads: rtsp:// over TCP,
+    /// http://) and its best video stream's decoder. `live` keeps every
+    /// picture as early as it can be (a stream); a file may be decoded with
+    /// frame threads. Connecting, probing and each read give up after
+    /// `timeout` seconds.
+    public init(url: String, live: Bool, timeout: Double = 5, threads: Int = VideoReader.defaultThreads) throws {
+        var raw = sl_av_reader_info()
+        handle = try AVError.check { error in
+            sl_av_reader_open(url, Int32(max(1, timeout * 1000)), Int32(max(1, threads)), live ? 1 : 0, &raw, error)
+        }
+        let codec = withUnsafeBytes(of: &raw.codec) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        info = Info(fps: raw.fps > 0 ? raw.fps : nil,
+                    frameCount: raw.frame_count > 0 && raw.frame_count < 1_000_000_000 ? Int(raw.frame_count) : nil,
+                    codec: codec)
+    }
+
+    /// Two decoder threads at most: the capture thread shares the machine
+    /// with the pipeline and the face worker.
+    public static let defaultThreads = min(2, ProcessInfo.processInfo.activeProcessorCount)
+
+    deinit { sl_av_reader_close(handle) }
+
+    /// The next picture, or nil at the end of the input (after every
+    /// picture the decoder held). Its size may differ from the last one's.
+    public func read() throws -> ImageBuffer? {
+        var got: Int32 = 0
+        var picture = sl_av_picture()
+        try AVError.check { sl_av_reader_read(handle, &got, &picture, $0) }
+        guard got != 0 else { return nil }
+        return ImageBuffer(copying: picture)
+    }
+
+    /// Back to the first picture. Throws when the input cannot seek (close
+    /// this reader and open another).
+    public func rewind() throws {
+        try AVError.check { sl_av_reader_rewind(handle, $0) }
+    }
+}
+
+extension AVError {
+    /// libavformat's code for a read that got nothing within the timeout.
+    public static let timedOut = -ETIMEDOUT
+}
+
+extension ImageBuffer {
+    /// Copies a picture the libavcodec shim decoded (BGR24).
+    convenience init(copying picture: sl_av_picture) {
+        self.init(width: Int(picture.width), height: Int(picture.height), channels: 3)
+        guard let data = picture.data else { return }
+        for row in 0..<height {
+            (bytes + row * stride).update(from: data + row * Int(picture.stride), count: width * 3)
+        }
+    }
+}
