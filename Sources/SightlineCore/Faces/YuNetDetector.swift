@@ -455,12 +455,16 @@ public final class YuNetDetector: FaceDetector {
         return read
     }
 
-    /// A crowd's crop side for `face`: `crowdCropUpscale` times its crop's
-    /// own pixels, a multiple of 32 from 128 to `trackedCropSize`.
+    /// A crowd's crop side for `face`: the smallest of `crowdCropSides` that
+    /// holds `crowdCropUpscale` times its crop's own pixels, at most
+    /// `trackedCropSize`. Few sides, because OpenCV's dnn makes its layers'
+    /// buffers anew whenever the input size changes.
     func crowdCropSide(_ face: FaceObservation) -> Int {
         let pixels = max(face.box.w, face.box.h) * LandmarkRefiner.trackedContext * options.crowdCropUpscale
-        return min(options.trackedCropSize, max(128, Int((pixels / 32).rounded(.up)) * 32))
+        let side = Self.crowdCropSides.first { Double($0) >= pixels } ?? Self.crowdCropSides.last ?? 320
+        return min(options.trackedCropSize, side)
     }
+    static let crowdCropSides = [160, 224, 320]
 
     /// A well-turned crop of a face scores about 0.92 or more; the runaway
     /// crops above scored 0.5-0.7.

@@ -168,6 +168,64 @@ struct YuNetDetectorTests {
         #expect(judged == [2, 4, 6], "faces carrying a smile after each pass: \(judged)")
     }
 
+    /// Nine portraits of Grace Hopper, 120x140 each (faces about 55 px), on one 360x420 picture.
+    static func ninePortraits() throws -> ImageBuffer {
+        let grace = try FaceTestData.image("grace_hopper.jpg")
+        let cellWidth = 120, cellHeight = 140
+        let cell = try ImageOps.resized(grace, width: cellWidth, height: cellHeight)
+        let crowd = ImageBuffer(width: 3 * cellWidth, height: 3 * cellHeight, channels: 3)
+        for index in 0..<9 {
+            let x0 = (index % 3) * cellWidth, y0 = (index / 3) * cellHeight
+            for row in 0..<cellHeight {
+                (crowd.bytes + (y0 + row) * crowd.stride + x0 * 3)
+                    .update(from: cell.bytes + row * cell.stride, count: cellWidth * 3)
+            }
+        }
+        return crowd
+    }
+
+    @Test("a crowd's pass (8 or more tracked faces) looks for at most crowdCropsPerPass missed tracks; the others are carried as predicted, without a roll, to be looked at first next time")
+    func crowdCropBudget() throws {
+        var options = YuNetDetector.Options()
+        options.refineLandmarks = true
+        options.refineEverySeconds = 60
+        options.confirmMissedTracks = true
+        options.attributes = nil
+        options.checkPersons = false
+        let picture = try Self.ninePortraits()
+        let found = try Self.detector(options).detect(in: picture, gray: nil, limit: 50)
+        #expect(found.count == 9)
+        // Six tracks where there is no face any more (the picture's edge strip is
+        // filled black): a pass misses them and a crop finds nothing there.
+        for row in 0..<picture.height { (picture.bytes + row * picture.stride).update(repeating: 0, count: 3 * 24) }
+        let gone = (0..<6).map { FaceObservation(box: (0, Double($0) * 60, 24, 24), score: 0.9) }
+        var crowd = options
+        crowd.crowdFaces = 8
+        crowd.crowdCropsPerPass = 4
+        let budgeted = try Self.detector(crowd)
+        let faces = try budgeted.detect(in: picture, gray: nil, limit: 50, hints: found + gone)
+        // Four looked for and not found (dropped), two carried for a later pass.
+        let carried = faces.filter { $0.box.x == 0 }
+        #expect(faces.count == 11, "\(faces.map(\.box))")
+        #expect(carried.count == 2 && carried.allSatisfy { $0.roll == nil })
+        // The tracker drops what was looked for and not found; the carried two come first next time.
+        let next = try budgeted.detect(in: picture, gray: nil, limit: 50, hints: found + carried)
+        #expect(next.count == 9, "\(next.map(\.box))")
+        // Without the crowd budget every missed track is looked for in the one pass.
+        let unbudgeted = try Self.detector(options).detect(in: picture, gray: nil, limit: 50, hints: found + gone)
+        #expect(unbudgeted.count == 9)
+    }
+
+    @Test("a crowd's crops are cut at twice a face's own pixels, on few sides (160, 224, 320)")
+    func crowdCropSides() throws {
+        let detector = try Self.detector(YuNetDetector.Options())
+        func side(_ width: Double) -> Int { detector.crowdCropSide(FaceObservation(box: (0, 0, width, width * 1.2), score: 1)) }
+        #expect(side(40) == 160)
+        #expect(side(60) == 224)
+        #expect(side(100) == 320)
+        #expect(side(400) == 320)
+    }
+
     @Test("person checks per pass: new faces past the budget are left for a later pass, the largest checked first")
     func personCheckBudget() throws {
         var options = YuNetDetector.Options.stillImage
