@@ -33,8 +33,9 @@ template <> struct image_traits<GrayView> { typedef unsigned char pixel_type; };
 
 // dlib's model as dlib holds it is 120,000 leaves of 136 floats (65 MB).
 // The leaves of one cascade level lie close to a few directions of shape
-// space, so each level keeps its leaves as `kComponents` int16 coefficients
-// on its own principal axes (about 15 MB in all). The fit is dlib's
+// space, so each level keeps its leaves as `kComponents` int8 coefficients
+// on its own principal axes, each tree's component scaled to its own range
+// (about 10 MB in all). The fit is dlib's
 // shape_predictor::operator() with the leaf sum taken in those coefficients:
 // same features, same trees, same splits. Against dlib's own predictor the
 // points move by about 1 px on faces 80-200 px wide (the cascade's own
@@ -48,8 +49,8 @@ struct CompactLevel {
     std::vector<uint16_t> idx1, idx2;            // per split (trees x splitsPerTree)
     std::vector<float> thresh;
     dlib::matrix<float> axes;                    // shape dims x kComponents
-    std::vector<int16_t> coefficients;           // (tree x leaf) x kComponents
-    std::vector<float> scale;                    // per tree: coefficient = q * scale
+    std::vector<int8_t> coefficients;            // (tree x leaf) x kComponents
+    std::vector<float> scale;                    // (tree x component): coefficient = q * scale
 };
 
 // Fills `level` from the trees of one cascade level (their leaves as the
@@ -91,16 +92,17 @@ void compact(CompactLevel &level, const std::vector<dlib::impl::regression_tree>
     for (long i = 0; i < k; i++) dlib::set_colm(level.axes, i) = dlib::matrix_cast<float>(dlib::colm(vectors, order[i].second));
     dlib::matrix<float> projected = dlib::trans(level.axes) * leaves;  // k x columns
     level.coefficients.resize((size_t)columns * k);
-    level.scale.resize(trees.size());
+    level.scale.resize(trees.size() * k);
     for (size_t t = 0; t < trees.size(); t++) {
-        float largest = 0;
-        for (long c = (long)t * leavesPerTree; c < (long)(t + 1) * leavesPerTree; c++)
-            for (long j = 0; j < k; j++) largest = std::max(largest, std::fabs(projected(j, c)));
-        float scale = largest > 0 ? largest / 32767.0f : 1.0f;
-        level.scale[t] = scale;
-        for (long c = (long)t * leavesPerTree; c < (long)(t + 1) * leavesPerTree; c++)
-            for (long j = 0; j < k; j++)
-                level.coefficients[(size_t)c * k + j] = (int16_t)std::lround(projected(j, c) / scale);
+        for (long j = 0; j < k; j++) {
+            float largest = 0;
+            for (long c = (long)t * leavesPerTree; c < (long)(t + 1) * leavesPerTree; c++)
+                largest = std::max(largest, std::fabs(projected(j, c)));
+            float scale = largest > 0 ? largest / 127.0f : 1.0f;
+            level.scale[t * k + j] = scale;
+            for (long c = (long)t * leavesPerTree; c < (long)(t + 1) * leavesPerTree; c++)
+                level.coefficients[(size_t)c * k + j] = (int8_t)std::lround(projected(j, c) / scale);
+        }
     }
 }
 }  // namespace
@@ -194,9 +196,9 @@ extern "C" int slcv_shape_fit(const slcv_shape_model *model, slcv_image gray, do
                 while (i < model->splitsPerTree)
                     i = features[level.idx1[base + i]] - features[level.idx2[base + i]] > level.thresh[base + i]
                             ? 2 * i + 1 : 2 * i + 2;
-                const int16_t *q = &level.coefficients[((size_t)t * leaves + (i - model->splitsPerTree)) * k];
-                const float scale = level.scale[t];
-                for (long j = 0; j < k; j++) sum(j) += scale * q[j];
+                const int8_t *q = &level.coefficients[((size_t)t * leaves + (i - model->splitsPerTree)) * k];
+                const float *scale = &level.scale[(size_t)t * k];
+                for (long j = 0; j < k; j++) sum(j) += scale[j] * q[j];
             }
             shape += level.axes * sum;
         }

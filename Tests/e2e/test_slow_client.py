@@ -13,7 +13,7 @@ WARMUP_S = 4.0          # long enough for the stalled socket's kernel buffers to
 WINDOW_S = 8.0
 MIN_FPS_RATIO = 0.95
 # The server's whole budget with faces on: about 135 MiB before issue 28, plus the
-# 68-point landmark model held compact (about 16 MB, Faces/FaceShapeModel.swift).
+# 68-point landmark model held compact (about 10 MB, Faces/FaceShapeModel.swift).
 # The growth bound is what catches frames piling up behind the stalled client.
 MAX_RSS_MIB = 165
 MAX_RSS_GROWTH_MIB = 20

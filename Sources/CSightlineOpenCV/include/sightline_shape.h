@@ -25,7 +25,7 @@ typedef struct slcv_rect_d { double x, y, width, height; } slcv_rect_d;
 
 // Loads a dlib shape predictor file (for example
 // /usr/share/dlib/shape_predictor_68_face_landmarks.dat, 95 MB; about 1.5 s)
-// and keeps its regression trees' leaves in a compact form (about 15 MB held;
+// and keeps its regression trees' leaves in a compact form (about 10 MB held;
 // ShapeShim.cpp says how).
 int slcv_shape_model_load(const char *path, slcv_shape_model **out, slcv_error *err);
 void slcv_shape_model_release(slcv_shape_model *model);

@@ -6,7 +6,7 @@ import Synchronization
 /// shim in `sightline_shape.h`.
 ///
 /// Loading takes about a second (the shim keeps its leaves compact: about
-/// 15 MB held), so one model per file is loaded once per process and shared
+/// 10 MB held), so one model per file is loaded once per process and shared
 /// (`shared(path:)`); fitting only reads it.
 /// `@unchecked Sendable`: the handle is immutable after loading and a fit
 /// only reads it (`slcv_shape_fit` keeps its scratch on its own stack), so
