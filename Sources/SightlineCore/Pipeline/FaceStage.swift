@@ -46,6 +46,10 @@ public final class FaceStage: PipelineStage {
     private let limit: Int
     /// Optical flow between frames (nil: boxes move by their velocity).
     private let flow: FaceFlow?
+    /// At most this many tracks are measured by flow on one frame.
+    static let flowFacesPerFrame = 8
+    /// Flow measurements run so far (for tests and the benchmark).
+    private(set) var flowMeasures = 0
     /// The last frame's gray picture and time, where this frame's flow starts.
     private var previousGray: (image: ImageBuffer, capturedAt: Double)?
 
@@ -183,7 +187,14 @@ public final class FaceStage: PipelineStage {
         let gray = try context.gray ?? ImageOps.gray(context.frame.image)
         context.gray = gray
         defer { previousGray = (gray, now) }
-        for end in ends {
+        // A crowd's flow is budgeted, so the frame path does not grow with the
+        // faces: the tracks measured longest ago first (a pass's new readings,
+        // which start on the pass's frame, before all); the others move by
+        // their velocity on this frame and are measured on a later one.
+        let measured = ends.count > Self.flowFacesPerFrame
+            ? Array(ends.sorted { $0.time < $1.time }.prefix(Self.flowFacesPerFrame)) : ends
+        flowMeasures += measured.count
+        for end in measured {
             let source: (image: ImageBuffer, capturedAt: Double)
             if let found, let foundGray = found.gray, abs(end.time - found.capturedAt) < 1e-6 {
                 source = (foundGray, found.capturedAt)
