@@ -203,3 +203,46 @@ final class FineRecordingDetector: FaceDetector, @unchecked Sendable {
         return [FaceObservation(box: (x: 40, y: 30, w: 50, h: 60), score: 0.9)]
     }
 }
+
+/// Finds the same twelve faces at once on any frame.
+final class CrowdFaceDetector: FaceDetector, @unchecked Sendable {
+    let name = "crowd-fake"
+    func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] {
+        (0..<12).map { (i: Int) -> FaceObservation in
+            let x = Double(10 + (i % 4) * 75), y = Double(10 + (i / 4) * 75)
+            return FaceObservation(box: (x: x, y: y, w: 50, h: 50), score: 0.9)
+        }
+    }
+}
+
+@Suite struct FaceStageCrowdTests {
+    @Test("a crowd's optical flow is budgeted: at most flowFacesPerFrame tracks are measured on a frame, and every track is measured in turn")
+    func crowdFlowIsBudgeted() throws {
+        let stage = FaceStage(detector: CrowdFaceDetector(), tracker: FaceTracker(),
+                              service: FaceService(recognizer: try FaceRecognizer(store: nil)),
+                              detectEvery: 1, limit: 20)
+        // One textured picture (seeded noise), so flow finds every face standing still.
+        let image = ImageBuffer(width: 320, height: 240, channels: 3)
+        var seed: UInt64 = 7
+        for i in 0..<image.byteCount {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            image.bytes[i] = UInt8(truncatingIfNeeded: seed >> 56)
+        }
+        var perFrame: [Int] = []
+        var boxed = 0
+        for index in 0..<90 {
+            var context = FrameContext(frame: Frame(seq: UInt64(index + 1), capturedAt: Double(index) / 30,
+                                                    capturedNanos: MonotonicClock.nanos(), image: image))
+            let before = stage.flowMeasures
+            try stage.process(&context)
+            perFrame.append(stage.flowMeasures - before)
+            boxed = max(boxed, context.detections.filter { $0.kind == .face }.count)
+            Thread.sleep(forTimeInterval: 0.005)  // the worker's passes run beside the frames
+        }
+        #expect(boxed == 12)
+        #expect(perFrame.allSatisfy { $0 <= FaceStage.flowFacesPerFrame }, "\(perFrame)")
+        #expect(perFrame.contains(FaceStage.flowFacesPerFrame), "\(perFrame)")
+        // Twelve tracks, eight a frame: over any two frames running, every track is measured.
+        #expect(perFrame.suffix(30).reduce(0, +) >= 12 * 15, "\(perFrame)")
+    }
+}
