@@ -147,17 +147,7 @@ struct YuNetDetectorTests {
         options.attributesPerPass = 2
         let detector = try Self.detector(options)
         // Six portraits of Grace Hopper, 180 px wide, on one 540x420 picture.
-        let grace = try FaceTestData.image("grace_hopper.jpg")
-        let cellWidth = 180, cellHeight = 210
-        let cell = try ImageOps.resized(grace, width: cellWidth, height: cellHeight)
-        let crowd = ImageBuffer(width: 3 * cellWidth, height: 2 * cellHeight, channels: 3)
-        for index in 0..<6 {
-            let x0 = (index % 3) * cellWidth, y0 = (index / 3) * cellHeight
-            for row in 0..<cellHeight {
-                (crowd.bytes + (y0 + row) * crowd.stride + x0 * 3)
-                    .update(from: cell.bytes + row * cell.stride, count: cellWidth * 3)
-            }
-        }
+        let crowd = try Self.portraits(rows: 2, cellWidth: 180, cellHeight: 210)
         var judged: [Int] = []
         for pass in 1...3 {
             let faces = try detector.detect(in: crowd, gray: nil, limit: 10)
@@ -168,13 +158,12 @@ struct YuNetDetectorTests {
         #expect(judged == [2, 4, 6], "faces carrying a smile after each pass: \(judged)")
     }
 
-    /// Nine portraits of Grace Hopper, 120x140 each (faces about 55 px), on one 360x420 picture.
-    static func ninePortraits() throws -> ImageBuffer {
+    /// Portraits of Grace Hopper, `cellWidth` x `cellHeight` each, three to a row.
+    static func portraits(rows: Int, cellWidth: Int, cellHeight: Int) throws -> ImageBuffer {
         let grace = try FaceTestData.image("grace_hopper.jpg")
-        let cellWidth = 120, cellHeight = 140
         let cell = try ImageOps.resized(grace, width: cellWidth, height: cellHeight)
-        let crowd = ImageBuffer(width: 3 * cellWidth, height: 3 * cellHeight, channels: 3)
-        for index in 0..<9 {
+        let crowd = ImageBuffer(width: 3 * cellWidth, height: rows * cellHeight, channels: 3)
+        for index in 0..<(3 * rows) {
             let x0 = (index % 3) * cellWidth, y0 = (index / 3) * cellHeight
             for row in 0..<cellHeight {
                 (crowd.bytes + (y0 + row) * crowd.stride + x0 * 3)
@@ -192,7 +181,8 @@ struct YuNetDetectorTests {
         options.confirmMissedTracks = true
         options.attributes = nil
         options.checkPersons = false
-        let picture = try Self.ninePortraits()
+        // Nine portraits, faces about 55 px, on one 360x420 picture.
+        let picture = try Self.portraits(rows: 3, cellWidth: 120, cellHeight: 140)
         let found = try Self.detector(options).detect(in: picture, gray: nil, limit: 50)
         #expect(found.count == 9)
         // Six tracks where there is no face any more (the picture's edge strip is
