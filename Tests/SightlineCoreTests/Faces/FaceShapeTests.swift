@@ -11,7 +11,8 @@ struct FaceShapeTests {
     static var hasModel: Bool { FileManager.default.fileExists(atPath: modelPath) }
     static let noModel: Comment = "dlib's model \(modelPath) is missing (apt-get install libdlib-data)"
     static var labelledFaces: String {
-        ProcessInfo.processInfo.environment["SIGHTLINE_LABELLED_FACES"] ?? TestPaths.testData + "/faces-labelled"
+        // Gathered by scripts/fetch-labelled-faces.sh (scripts/setup.sh runs it), as for the e2e test.
+        ProcessInfo.processInfo.environment["SIGHTLINE_LABELLED_FACES"] ?? TestPaths.repository + "/.build/labelled-faces"
     }
 
     /// A frontal face's 68 points (iBUG layout) with eyes of the given aspect ratio
@@ -107,7 +108,7 @@ struct FaceShapeTests {
 
     @Test("dlib's dog photo gives no face (YuNet alone boxes one at 0.88)",
           .enabled(if: FileManager.default.fileExists(atPath: FaceShapeTests.labelledFaces + "/dlib_dogs.jpg"),
-                   "dlib_dogs.jpg (dlib's examples/faces/dogs.jpg) is not in SIGHTLINE_LABELLED_FACES"))
+                   "dlib_dogs.jpg (dlib's examples/faces/dogs.jpg) is missing: run scripts/fetch-labelled-faces.sh"))
     func dogIsRefused() throws {
         let image = try ImageIO.read(path: Self.labelledFaces + "/dlib_dogs.jpg")
         var unchecked = YuNetDetector.Options.stillImage
