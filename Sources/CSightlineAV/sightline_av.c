@@ -23,13 +23,20 @@ struct sl_av_encoder {
     int64_t next_pts;
 };
 
+// A decoded picture converted to BGR24 into a buffer kept from one picture
+// to the next (made anew when the size changes); the decoder and the reader
+// each have one.
+typedef struct bgr_picture {
+    struct SwsContext *sws;
+    uint8_t *data;
+    int width, height, stride;
+} bgr_picture;
+
 struct sl_av_decoder {
     AVCodecContext *ctx;
     AVFrame *frame;
     AVPacket *packet;
-    struct SwsContext *sws;
-    uint8_t *bgr;                 // the last picture, BGR24
-    int bgr_width, bgr_height, bgr_stride;
+    bgr_picture bgr;              // the last picture
 };
 
 // libav logs to stderr at "info" by default (x264 prints its settings on
@@ -54,6 +61,35 @@ static int fail(sl_av_error *err, int code, const char *what) {
         }
     }
     return code;
+}
+
+// Converts `frame` with libswscale's `flags` into `bgr` and points `out` at it.
+static int bgr_convert(bgr_picture *bgr, const AVFrame *frame, int flags, sl_av_picture *out, sl_av_error *err) {
+    if (frame->width < 1 || frame->height < 1) return fail(err, -1, "the decoder gave a picture without a size");
+    if (!bgr->data || bgr->width != frame->width || bgr->height != frame->height) {
+        free(bgr->data);
+        bgr->stride = frame->width * 3;
+        bgr->data = malloc((size_t)bgr->stride * (size_t)frame->height);
+        bgr->width = frame->width;
+        bgr->height = frame->height;
+        if (!bgr->data) return fail(err, AVERROR(ENOMEM), "picture");
+    }
+    bgr->sws = sws_getCachedContext(bgr->sws, frame->width, frame->height, frame->format, frame->width,
+                                    frame->height, AV_PIX_FMT_BGR24, flags, NULL, NULL, NULL);
+    if (!bgr->sws) return fail(err, -1, "sws_getCachedContext failed for the picture's pixel format");
+    uint8_t *planes[4] = {bgr->data, NULL, NULL, NULL};
+    int strides[4] = {bgr->stride, 0, 0, 0};
+    sws_scale(bgr->sws, (const uint8_t *const *)frame->data, frame->linesize, 0, frame->height, planes, strides);
+    out->data = bgr->data;
+    out->width = bgr->width;
+    out->height = bgr->height;
+    out->stride = bgr->stride;
+    return 0;
+}
+
+static void bgr_free(bgr_picture *bgr) {
+    sws_freeContext(bgr->sws);
+    free(bgr->data);
 }
 
 static enum AVPixelFormat input_format(int channels) {
@@ -235,29 +271,11 @@ int sl_av_decoder_decode(sl_av_decoder *dec, const uint8_t *data, size_t size, i
     if (status == AVERROR(EAGAIN)) return 0;
     if (status < 0) return fail(err, status, "avcodec_receive_frame");
 
-    AVFrame *frame = dec->frame;
-    if (!dec->bgr || dec->bgr_width != frame->width || dec->bgr_height != frame->height) {
-        free(dec->bgr);
-        dec->bgr_stride = frame->width * 3;
-        dec->bgr = malloc((size_t)dec->bgr_stride * (size_t)frame->height);
-        dec->bgr_width = frame->width;
-        dec->bgr_height = frame->height;
-        if (!dec->bgr) { av_frame_unref(frame); return fail(err, AVERROR(ENOMEM), "picture"); }
-    }
     // Chroma interpolated to every pixel, as a browser's (or TurboJPEG's
     // fancy) upsampling does; swscale's default repeats it horizontally.
-    dec->sws = sws_getCachedContext(dec->sws, frame->width, frame->height, frame->format, frame->width,
-                                    frame->height, AV_PIX_FMT_BGR24,
-                                    SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, NULL, NULL, NULL);
-    if (!dec->sws) { av_frame_unref(frame); return fail(err, -1, "sws_getCachedContext failed for the picture"); }
-    uint8_t *planes[4] = {dec->bgr, NULL, NULL, NULL};
-    int strides[4] = {dec->bgr_stride, 0, 0, 0};
-    sws_scale(dec->sws, (const uint8_t *const *)frame->data, frame->linesize, 0, frame->height, planes, strides);
-    av_frame_unref(frame);
-    out->data = dec->bgr;
-    out->width = dec->bgr_width;
-    out->height = dec->bgr_height;
-    out->stride = dec->bgr_stride;
+    status = bgr_convert(&dec->bgr, dec->frame, SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, out, err);
+    av_frame_unref(dec->frame);
+    if (status < 0) return status;
     *got = 1;
     return 0;
 }
@@ -267,8 +285,7 @@ void sl_av_decoder_close(sl_av_decoder *dec) {
     avcodec_free_context(&dec->ctx);
     av_frame_free(&dec->frame);
     av_packet_free(&dec->packet);
-    sws_freeContext(dec->sws);
-    free(dec->bgr);
+    bgr_free(&dec->bgr);
     free(dec);
 }
 
@@ -467,12 +484,10 @@ struct sl_av_reader {
     AVCodecContext *ctx;
     AVFrame *frame;
     AVPacket *packet;
-    struct SwsContext *sws;
     int video;                    // the stream decoded
     int draining;                 // the input ended: the decoder gives what it holds
     int ended;                    // ... and has given it all
-    uint8_t *bgr;                 // the last picture, BGR24
-    int bgr_width, bgr_height, bgr_stride;
+    bgr_picture bgr;              // the last picture
     int timeout_ms;
     int64_t deadline_ns;          // the blocking call under way gives up after this
 };
@@ -582,34 +597,6 @@ failed:
     return NULL;
 }
 
-// Converts the decoded frame to BGR24 in the reader's buffer (made anew when
-// the picture's size changes).
-static int picture_out(sl_av_reader *r, sl_av_picture *out, sl_av_error *err) {
-    AVFrame *frame = r->frame;
-    if (frame->width < 1 || frame->height < 1) return fail(err, -1, "the decoder gave a picture without a size");
-    if (!r->bgr || r->bgr_width != frame->width || r->bgr_height != frame->height) {
-        free(r->bgr);
-        r->bgr_stride = frame->width * 3;
-        r->bgr = malloc((size_t)r->bgr_stride * (size_t)frame->height);
-        r->bgr_width = frame->width;
-        r->bgr_height = frame->height;
-        if (!r->bgr) return fail(err, AVERROR(ENOMEM), "picture");
-    }
-    // The flags OpenCV's reader used; at the same size libswscale takes its
-    // fast unscaled converters whatever the filter.
-    r->sws = sws_getCachedContext(r->sws, frame->width, frame->height, frame->format, frame->width, frame->height,
-                                  AV_PIX_FMT_BGR24, SWS_BICUBIC, NULL, NULL, NULL);
-    if (!r->sws) return fail(err, -1, "sws_getCachedContext failed for the picture's pixel format");
-    uint8_t *planes[4] = {r->bgr, NULL, NULL, NULL};
-    int strides[4] = {r->bgr_stride, 0, 0, 0};
-    sws_scale(r->sws, (const uint8_t *const *)frame->data, frame->linesize, 0, frame->height, planes, strides);
-    out->data = r->bgr;
-    out->width = r->bgr_width;
-    out->height = r->bgr_height;
-    out->stride = r->bgr_stride;
-    return 0;
-}
-
 int sl_av_reader_read(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_error *err) {
     clear(err);
     *got = 0;
@@ -622,7 +609,9 @@ int sl_av_reader_read(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_error
     for (;;) {
         int status = avcodec_receive_frame(r->ctx, r->frame);
         if (status == 0) {
-            status = picture_out(r, out, err);
+            // The flags OpenCV's reader used; at the same size libswscale takes
+            // its fast unscaled converters whatever the filter.
+            status = bgr_convert(&r->bgr, r->frame, SWS_BICUBIC, out, err);
             av_frame_unref(r->frame);
             if (status < 0) return status;
             *got = 1;
@@ -689,7 +678,6 @@ void sl_av_reader_close(sl_av_reader *r) {
     avcodec_free_context(&r->ctx);
     av_frame_free(&r->frame);
     av_packet_free(&r->packet);
-    sws_freeContext(r->sws);
-    free(r->bgr);
+    bgr_free(&r->bgr);
     free(r);
 }

@@ -98,14 +98,11 @@ public struct FaceBenchmark {
                 _ = try reader.read(face, gray: gray)
                 attributeSamples.append(Double(MonotonicClock.nanos() - t1) / 1e6)
                 guard let check, let model = reader.shapeModel, let landmarks = face.landmarks,
-                      let crop = try timed("uprightCrop", { try UprightFaceCrop(gray: gray, landmarks: landmarks) }),
-                      let toCrop = crop.toFrame.inverted else { continue }
+                      let crop = try timed("uprightCrop", { try UprightFaceCrop(gray: gray, landmarks: landmarks) })
+                else { continue }
                 _ = try timed("fit68") { try model.fit(crop) }
                 _ = timed("sharpness") { crop.sharpness() }
-                let eyes = FaceLandmarks(rightEye: toCrop.apply(landmarks.rightEye), leftEye: toCrop.apply(landmarks.leftEye))
-                _ = try timed("cascadeEyes") {
-                    try reader.openEyeConfidence(in: FaceAttributeReader.aligner.align(crop.image, landmarks: eyes))
-                }
+                _ = try timed("cascadeEyes") { try reader.openEyeConfidence(in: crop, eyes: landmarks) }
                 _ = try timed("personCheck") { try check.score(crop) }
             }
         }

@@ -10,8 +10,9 @@ import Foundation
 ///   corners lifted above the lips' centre and its width, each per
 ///   interocular distance (`FaceShape.mouthOpen`, `cornerLift`, `mouthWidth`);
 /// - **eyesClosed**: both eyes' mean eye aspect ratio (Soukupová and Čech
-///   2016) under `closedEyeRatio`, or under `doubtfulEyeRatio` with no open
-///   eye found by the eye cascades.
+///   2016) under `closedEyeRatio`, under `doubtfulEyeRatio` with no open
+///   eye found by the eye cascades, or under `eyelessEyeRatio` with next to
+///   nothing eye-like found (see `Options`).
 /// Each is omitted (nil) on a face it cannot judge: narrower than
 /// `minFaceWidthForSmile` / `...ForEyes` frame pixels (the detector's box),
 /// turned further than `maxYawForSmile` / `...ForEyes` (yaw read from the
@@ -163,11 +164,9 @@ public final class FaceAttributeReader {
             && abs(yaw) <= options.maxYawForEyes
         // The cascades' second look at eyes the fit calls neither shut nor surely open.
         var cascadeEyes: Double?
-        if let landmarks = face.landmarks, !eyes.isEmpty,
-           Self.traceMeasures || (judgeEyes && eyeRatio >= options.closedEyeRatio && eyeRatio < options.eyelessEyeRatio),
-           let toCrop = crop.toFrame.inverted {
-            let eyesInCrop = FaceLandmarks(rightEye: toCrop.apply(landmarks.rightEye), leftEye: toCrop.apply(landmarks.leftEye))
-            cascadeEyes = try openEyeConfidence(in: Self.aligner.align(crop.image, landmarks: eyesInCrop))
+        if let landmarks = face.landmarks,
+           Self.traceMeasures || (judgeEyes && eyeRatio >= options.closedEyeRatio && eyeRatio < options.eyelessEyeRatio) {
+            cascadeEyes = try openEyeConfidence(in: crop, eyes: landmarks)
         }
         if Self.traceMeasures {
             let line = String(format: "{\"box\": [%.1f, %.1f, %.1f, %.1f], \"sharpness\": %.1f, \"yaw68\": %.1f, "
@@ -193,6 +192,15 @@ public final class FaceAttributeReader {
         let z = options.shapeSmileOpenWeight * shape.mouthOpen + options.shapeSmileLiftWeight * shape.cornerLift
             + options.shapeSmileWidthWeight * shape.mouthWidth
         return Self.logistic(z, midpoint: options.shapeSmileMidpoint, steepness: options.shapeSmileSteepness)
+    }
+
+    /// The eye cascades' best confidence (`openEyeConfidence(in:)`) on an
+    /// eye-aligned cut of the upright crop, the eyes at `eyes` (frame
+    /// pixels); nil without eye cascades.
+    func openEyeConfidence(in crop: UprightFaceCrop, eyes: FaceLandmarks) throws -> Double? {
+        guard !self.eyes.isEmpty, let toCrop = crop.toFrame.inverted else { return nil }
+        let eyesInCrop = FaceLandmarks(rightEye: toCrop.apply(eyes.rightEye), leftEye: toCrop.apply(eyes.leftEye))
+        return try openEyeConfidence(in: Self.aligner.align(crop.image, landmarks: eyesInCrop))
     }
 
     /// The cascades' reading (no shape model): see the type's comment.

@@ -111,7 +111,7 @@ final class FaceFlow {
         guard pairs.count >= options.minPoints, var fit = Self.similarity(pairs) else { return nil }
         // Refit without the quarter of the points the first fit explains worst
         // (a point that slid along an edge, or onto the background).
-        let residuals = pairs.map { Self.distance(fit.apply($0.0), $0.1) }
+        let residuals = pairs.map { fit.apply($0.0).distance(to: $0.1) }
         let cut = residuals.sorted()[max(options.minPoints, pairs.count * 3 / 4) - 1]
         let kept = zip(pairs, residuals).filter { $0.1 <= max(cut, 0.25) }.map(\.0)
         if kept.count >= options.minPoints, let refit = Self.similarity(kept) { fit = refit }
@@ -140,9 +140,5 @@ final class FaceFlow {
         guard norm > 1e-9 else { return nil }
         let a = dot / norm, b = cross / norm
         return AffineTransform(a: a, b: -b, c: nx - a * mx + b * my, d: b, e: a, f: ny - b * mx - a * my)
-    }
-
-    static func distance(_ p: PixelPoint, _ q: PixelPoint) -> Double {
-        ((p.x - q.x) * (p.x - q.x) + (p.y - q.y) * (p.y - q.y)).squareRoot()
     }
 }

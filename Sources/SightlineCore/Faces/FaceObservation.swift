@@ -5,6 +5,9 @@ public struct PixelPoint: Sendable, Equatable, Codable {
     public var x: Double
     public var y: Double
     public init(x: Double, y: Double) { self.x = x; self.y = y }
+
+    /// The straight-line distance to `other`, in pixels.
+    public func distance(to other: PixelPoint) -> Double { hypot(x - other.x, y - other.y) }
 }
 
 /// The five landmarks, named from the subject's point of view (`rightEye`

@@ -15,7 +15,6 @@ struct FaceShape: Sendable {
 
     subscript(_ index: Int) -> PixelPoint { points[index] }
 
-    static func distance(_ a: PixelPoint, _ b: PixelPoint) -> Double { hypot(a.x - b.x, a.y - b.y) }
     static func mean(_ range: ClosedRange<Int>, _ points: [PixelPoint]) -> PixelPoint {
         let chosen = range.map { points[$0] }
         return PixelPoint(x: chosen.map(\.x).reduce(0, +) / Double(chosen.count),
@@ -23,23 +22,23 @@ struct FaceShape: Sendable {
     }
 
     /// Outer eye corners' distance (36 to 45): the scale of the other measures.
-    var interocular: Double { Self.distance(self[36], self[45]) }
+    var interocular: Double { self[36].distance(to: self[45]) }
 
     /// Eye aspect ratio (Soukupová and Čech 2016) of the eye whose six points
     /// start at `first` (36: the image's left eye, 42: its right):
     /// (|p2-p6| + |p3-p5|) / (2 |p1-p4|). About 0.25-0.35 open, under 0.2 closed.
     func eyeAspectRatio(from first: Int) -> Double {
         let p = (first...(first + 5)).map { self[$0] }
-        let width = Self.distance(p[0], p[3])
+        let width = p[0].distance(to: p[3])
         guard width > 0 else { return 0 }
-        return (Self.distance(p[1], p[5]) + Self.distance(p[2], p[4])) / (2 * width)
+        return (p[1].distance(to: p[5]) + p[2].distance(to: p[4])) / (2 * width)
     }
 
     /// Both eyes' mean aspect ratio.
     var eyeAspectRatio: Double { (eyeAspectRatio(from: 36) + eyeAspectRatio(from: 42)) / 2 }
 
     /// Mouth corners' distance (48 to 54) per interocular distance.
-    var mouthWidth: Double { Self.distance(self[48], self[54]) / max(1, interocular) }
+    var mouthWidth: Double { self[48].distance(to: self[54]) / max(1, interocular) }
 
     /// How far the mouth corners sit above the lips' centre line (the mean
     /// height of the centre points of both lips, 51, 57, 62, 66), per
@@ -51,7 +50,7 @@ struct FaceShape: Sendable {
     }
 
     /// Lips apart (inner lips 62 to 66) per interocular distance.
-    var mouthOpen: Double { Self.distance(self[62], self[66]) / max(1, interocular) }
+    var mouthOpen: Double { self[62].distance(to: self[66]) / max(1, interocular) }
 
     /// Yaw from the nose tip's place between the jaw's sides at the nose's
     /// height (points 2 and 14): 0 centred, ±90 at a side. Positive when the
@@ -81,6 +80,6 @@ struct FaceShape: Sendable {
             (toCrop.apply(mouthRight), self[48]),
             (toCrop.apply(mouthLeft), self[54]),
         ]
-        return pairs.map { Self.distance($0.0, $0.1) }.reduce(0, +) / Double(pairs.count) / max(1, interocular)
+        return pairs.map { $0.0.distance(to: $0.1) }.reduce(0, +) / Double(pairs.count) / max(1, interocular)
     }
 }

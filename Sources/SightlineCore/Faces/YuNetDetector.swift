@@ -208,7 +208,8 @@ public final class YuNetDetector: FaceDetector {
         }
         let now = Double(MonotonicClock.nanos()) / 1e9
         var records: [RefineRecord] = []
-        // Faces found by a confirming crop: already read upright.
+        // Faces found by a confirming crop (already read upright), or carried
+        // past a crowd's crop budget: not read again in this pass.
         var confirmed = Set<Int>()
         var unrefined = Set<Int>()
         let crowd = options.crowdFaces.map { hints.count >= $0 } ?? false
@@ -219,7 +220,7 @@ public final class YuNetDetector: FaceDetector {
         }
         if options.confirmMissedTracks {
             var missed = hints.filter { Self.overlapping($0.box, in: faces, box: { $0.box }) == nil }
-            if crowd { missed.sort { lastRead($0.box) < lastRead($1.box) } }
+            if crowd { missed = Self.longestAgoFirst(missed, readAt: missed.map { lastRead($0.box) }) }
             for hint in missed where faces.count < limit {
                 guard cropsLeft > 0 else {
                     // A crowd's budget is spent: carried as predicted (no roll
@@ -230,9 +231,7 @@ public final class YuNetDetector: FaceDetector {
                     confirmed.insert(faces.count)
                     faces.append(carried)
                     if let last = Self.overlapping(hint.box, in: refined, box: { $0.box }) {
-                        var kept = last
-                        kept.box = hint.box
-                        records.append(kept)
+                        records.append(last.carried(to: hint.box))
                     }
                     continue
                 }
@@ -254,7 +253,7 @@ public final class YuNetDetector: FaceDetector {
         var newFacesRead = 0
         if options.refineLandmarks {
             // A crowd's budget goes to the faces read longest ago first.
-            let order = crowd ? faces.indices.sorted { lastRead(faces[$0].box) < lastRead(faces[$1].box) }
+            let order = crowd ? Self.longestAgoFirst(Array(faces.indices), readAt: faces.map { lastRead($0.box) })
                 : Array(faces.indices)
             for index in order where !confirmed.contains(index) {
                 let face = faces[index]
@@ -267,20 +266,14 @@ public final class YuNetDetector: FaceDetector {
                     // due within a fifth of the interval counts as due.
                     if let interval, let last, now - last.at < interval * 0.8 {
                         unrefined.insert(index)
-                        var carried = last
-                        carried.box = face.box
-                        records.append(carried)
+                        records.append(last.carried(to: face.box))
                     } else if isNew, let atOnce = options.newFacesReadAtOnce, newFacesRead >= atOnce {
                         // New to the tracker: boxed now, read upright on the next pass.
                         unrefined.insert(index)
                     } else if cropsLeft <= 0 {
                         // A crowd's budget is spent: its last reading stands (none: none yet).
                         unrefined.insert(index)
-                        if let last {
-                            var carried = last
-                            carried.box = face.box
-                            records.append(carried)
-                        }
+                        if let last { records.append(last.carried(to: face.box)) }
                     } else {
                         if crowd { cropsLeft -= 1 }
                         // One crop turned by the tracked roll; for a face new to
@@ -466,6 +459,11 @@ public final class YuNetDetector: FaceDetector {
     }
     static let crowdCropSides = [160, 224, 320]
 
+    /// `items` ordered by `readAt` (each item's last reading), oldest first.
+    static func longestAgoFirst<T>(_ items: [T], readAt: [Double]) -> [T] {
+        zip(items, readAt).sorted { $0.1 < $1.1 }.map(\.0)
+    }
+
     /// A well-turned crop of a face scores about 0.92 or more; the runaway
     /// crops above scored 0.5-0.7.
     static let doubtfulCropScore = 0.85
@@ -486,6 +484,13 @@ public final class YuNetDetector: FaceDetector {
         var previousReading: Double?
         /// The wait that ended with this reading.
         var waited: Double = 0
+
+        /// This reading carried on to the face's box in a pass that did not read it again.
+        func carried(to box: (x: Double, y: Double, w: Double, h: Double)) -> RefineRecord {
+            var carried = self
+            carried.box = box
+            return carried
+        }
     }
 
     /// How long a tracked face's landmarks stand: `refineEverySeconds`, or

@@ -43,7 +43,7 @@ import Testing
         #expect(abs(motion.degrees - step.turn) < 0.5, "turn \(motion.degrees), drawn \(step.turn)")
         #expect(abs(motion.scale - step.zoom) < 0.01, "scale \(motion.scale), drawn \(step.zoom)")
         let landed = motion.transform.apply(centre)
-        #expect(FaceFlow.distance(landed, moved) < 0.5, "centre went to \(landed), drawn at \(moved)")
+        #expect(landed.distance(to: moved) < 0.5, "centre went to \(landed), drawn at \(moved)")
         #expect(motion.points >= 8)
     }
 
