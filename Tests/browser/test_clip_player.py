@@ -222,9 +222,21 @@ def test_a_clip_that_will_not_load_falls_back_to_the_snapshot(page, clip_server)
     assert not control(page, "clip-controls").is_displayed()
 
 
+# A dialog's `open` turns false as soon as close() is called, but its `close` event (where
+# the page stops the clip) is a task queued after that. So the test waits for that event: a
+# listener added now runs after the page's own, and resolves on the next task.
+CLOSE_JS = r"""
+const done = arguments[arguments.length - 1];
+const dialog = document.querySelector('#events dialog');
+dialog.addEventListener('close', () => setTimeout(() => done(dialog.open), 0), {once: true});
+document.querySelector('#events [data-role="close"]').click();
+"""
+
+
 def close_dialog(driver):
-    control(driver, "close").click()
-    WebDriverWait(driver, WAIT_S).until(lambda d: not d.execute_script("return document.querySelector('#events dialog').open"))
+    driver.set_script_timeout(WAIT_S)
+    still_open = driver.execute_async_script(CLOSE_JS)
+    assert still_open is False, "the dialog did not close"
 
 
 def test_closing_the_dialog_stops_the_clip_and_the_next_event_starts_clean(page, clip_server):
