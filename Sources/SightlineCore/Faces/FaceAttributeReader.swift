@@ -16,8 +16,8 @@ import Foundation
 /// Each is omitted (nil) on a face it cannot judge: narrower than
 /// `minFaceWidthForSmile` / `...ForEyes` frame pixels (the detector's box),
 /// turned further than `maxYawForSmile` / `...ForEyes` (yaw read from the
-/// 68 points), or blurred (the crop's variance of Laplacian under
-/// `minSharpness`).
+/// 68 points), blurred (the crop's variance of Laplacian under
+/// `minSharpness`), or cut by the frame's edge (`isWhollyInFrame`).
 ///
 /// Without the model file (logged once by `FaceDetectorFactory`) it falls
 /// back to OpenCV's cascades as before: the smile cascade's strongest hit in
@@ -144,6 +144,12 @@ public final class FaceAttributeReader {
     /// The face with `smile` and `eyesClosed` filled where they can be
     /// judged. `gray` is the frame the face was found in, 8-bit gray.
     public func read(_ face: FaceObservation, gray: ImageBuffer) throws -> FaceObservation {
+        guard Self.isWhollyInFrame(face.box, width: gray.width, height: gray.height) else {
+            var cut = face
+            cut.smile = nil
+            cut.eyesClosed = nil
+            return cut
+        }
         guard let shapeModel else { return try cascadeRead(face, gray: gray) }
         // A Haar face whose eyes were not found is cut where a frontal face's
         // eyes sit in its box; its eyes are not judged (see below).
@@ -185,6 +191,17 @@ public final class FaceAttributeReader {
                 || (eyeRatio < options.eyelessEyeRatio && (cascadeEyes ?? .infinity) <= options.eyelessCascadeWeight)
         }
         return face
+    }
+
+    /// Whether a face box lies inside the frame, give or take a tenth of its
+    /// width (a whole face's box can reach a little past the edge). A face cut
+    /// by the frame's edge is not judged: the fit on what is left of it put
+    /// the lids of faces half out of a panned group photo (insightface's
+    /// t1.jpg) shut on every frame.
+    static func isWhollyInFrame(_ box: (x: Double, y: Double, w: Double, h: Double), width: Int, height: Int) -> Bool {
+        let slack = box.w * 0.1
+        return box.x >= -slack && box.y >= -slack
+            && box.x + box.w <= Double(width) + slack && box.y + box.h <= Double(height) + slack
     }
 
     /// 0...1 from the mouth's shape (see `Options.shapeSmile...`).

@@ -148,8 +148,7 @@ public final class YuNetDetector: FaceDetector {
     private(set) var lastReadStart: Double?
     /// The order of `fineTurns` in this round of fine passes (`fineTilt`).
     private var fineOrder: [Double] = []
-    private var attributed: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double, smile: Double?,
-                              eyesClosed: Bool?)] = []
+    private var attributed: [AttributeRecord] = []
 
     public init(modelPath: String, options: Options = Options()) throws {
         network = try YuNetNetwork(modelPath: modelPath)
@@ -339,8 +338,7 @@ public final class YuNetDetector: FaceDetector {
         guard let attributes, !faces.isEmpty else { return faces }
         guard options.attributesEverySeconds > 0 else { return try faces.map { try attributes.read($0, gray: gray) } }
         let readAt = Double(MonotonicClock.nanos()) / 1e9
-        var attributeRecords: [(box: (x: Double, y: Double, w: Double, h: Double), at: Double, smile: Double?,
-                       eyesClosed: Bool?)] = []
+        var attributeRecords: [AttributeRecord] = []
         let lasts = faces.map { face in Self.overlapping(face.box, in: attributed, box: { $0.box }) }
         let due = faces.indices.filter { index in
             guard let last = lasts[index] else { return true }
@@ -354,11 +352,13 @@ public final class YuNetDetector: FaceDetector {
             if read.contains(index) {
                 faces[index] = try attributes.read(faces[index], gray: gray)
                 attributeReads += 1
-                attributeRecords.append((faces[index].box, readAt, faces[index].smile, faces[index].eyesClosed))
+                var eyes = lasts[index]?.eyes ?? SteadyEyes()
+                faces[index].eyesClosed = eyes.add(faces[index].eyesClosed)
+                attributeRecords.append(AttributeRecord(box: faces[index].box, at: readAt, smile: faces[index].smile, eyes: eyes))
             } else if let last = lasts[index] {
                 faces[index].smile = last.smile
-                faces[index].eyesClosed = last.eyesClosed
-                attributeRecords.append((faces[index].box, last.at, last.smile, last.eyesClosed))
+                faces[index].eyesClosed = last.eyes.shown
+                attributeRecords.append(AttributeRecord(box: faces[index].box, at: last.at, smile: last.smile, eyes: last.eyes))
             }
         }
         attributed = attributeRecords
@@ -473,6 +473,16 @@ public final class YuNetDetector: FaceDetector {
     static let steadyReferenceWidth = LandmarkRefiner.steadyReferenceWidth
 
     /// One face's last landmark reading under live pacing.
+    /// A face's last smile and eyes reading under live pacing, matched to the
+    /// next pass's faces by overlap. `eyes` holds the shown state and a
+    /// reading waiting for a second (SteadyEyes).
+    struct AttributeRecord {
+        var box: (x: Double, y: Double, w: Double, h: Double)
+        var at: Double
+        var smile: Double?
+        var eyes: SteadyEyes
+    }
+
     struct RefineRecord {
         var box: (x: Double, y: Double, w: Double, h: Double)
         /// When it was read (monotonic seconds).

@@ -109,6 +109,39 @@ struct FaceAttributeTests {
         #expect(Double(closedWink) <= 0.2 * Double(cases.count))
     }
 
+    @Test("SteadyEyes: a new state is shown once two readings in a row agree; a stray one is not; an unjudged face starts afresh")
+    func steadyEyes() {
+        func shown(_ readings: [Bool?]) -> [Bool?] {
+            var eyes = SteadyEyes()
+            return readings.map { eyes.add($0) }
+        }
+        #expect(shown([false, true, false, true, true, true, false, false])
+                == [false, false, false, false, true, true, true, false])
+        #expect(shown([true, false, true]) == [true, true, true], "the first reading is shown as read")
+        #expect(shown([false, true, nil, true]) == [false, false, nil, true], "nil clears what was pending")
+        #expect(shown([false, nil, true, true]) == [false, nil, true, true])
+    }
+
+    @Test("live: a tracked face's eyes alternating between open and covered readings do not flicker; two covered readings close them")
+    func eyesSteadyLive() throws {
+        var options = YuNetDetector.Options()
+        options.attributesEverySeconds = 1e-9 // read on every pass
+        let live = try YuNetDetectorTests.detector(options)
+        let still = try YuNetDetectorTests.detector()
+        let open = try FaceTestData.image("grace_hopper.jpg")
+        let face = try #require(try still.detect(in: open, gray: nil, limit: 1).first)
+        let landmarks = try #require(face.landmarks)
+        let covered = EyeCover.covered(open, eyes: [landmarks.rightEye, landmarks.leftEye],
+                                       eyeDistance: landmarks.leftEye.distance(to: landmarks.rightEye))
+        // The readings themselves: open reads open, covered reads closed.
+        #expect(face.eyesClosed == false)
+        #expect(try still.detect(in: covered, gray: nil, limit: 1).first?.eyesClosed == true)
+        let pictures = [open, covered, open, covered, covered, covered, open, open]
+        let shown = try pictures.map { try live.detect(in: $0, gray: nil, limit: 1).first?.eyesClosed }
+        #expect(live.attributeReads == pictures.count)
+        #expect(shown == [false, false, false, false, true, true, true, false], "\(shown)")
+    }
+
     @Test("the Haar fallback reads smile and eyes too, and leaves eyes it did not find unjudged")
     func haarAttributes() throws {
         let detector = try HaarFaceDetector(options: .stillImage)

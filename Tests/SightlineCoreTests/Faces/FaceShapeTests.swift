@@ -106,6 +106,32 @@ struct FaceShapeTests {
         #expect(soft.smile == nil && soft.eyesClosed == nil)
     }
 
+    @Test("a face cut by the frame's edge gets neither smile nor eyes; moved back inside, both", .enabled(if: FaceShapeTests.hasModel, FaceShapeTests.noModel))
+    func cutFaceIsNotJudged() throws {
+        let detector = try YuNetDetectorTests.detector()
+        let grace = try FaceTestData.image("grace_hopper.jpg")
+        let whole = try #require(try detector.detect(in: grace, gray: nil, limit: 1).first)
+        let reader = FaceAttributeReader()
+        func moved(by dx: Double) throws -> FaceObservation {
+            // The photo moved dx pixels on a black frame, and its face with it.
+            let frame = ImageBuffer(width: grace.width, height: grace.height, channels: 3)
+            memset(frame.bytes, 0, frame.stride * frame.height)
+            try ImageOps.paste(grace, onto: frame, centerX: Double(grace.width) / 2 + dx, centerY: Double(grace.height) / 2,
+                               scale: 1, clockwiseDegrees: 0)
+            var face = whole
+            face.box.x += dx
+            face.landmarks = whole.landmarks.map { TrackGeometry.shifted($0, by: dx, 0) }
+            return try reader.read(face, gray: ImageOps.gray(frame))
+        }
+        // The face's left third off the frame: its eyes are both still in it, but not the face.
+        let cut = try moved(by: -(whole.box.x + whole.box.w / 3))
+        #expect(cut.smile == nil && cut.eyesClosed == nil)
+        let inside = try moved(by: -(whole.box.x - whole.box.w / 4))
+        #expect(inside.smile != nil && inside.eyesClosed == false)
+        #expect(FaceAttributeReader.isWhollyInFrame((x: -5, y: 0, w: 100, h: 100), width: 200, height: 200))
+        #expect(!FaceAttributeReader.isWhollyInFrame((x: 0, y: 0, w: 100, h: 100), width: 80, height: 200))
+    }
+
     @Test("dlib's dog photo gives no face (YuNet alone boxes one at 0.88)",
           .enabled(if: FileManager.default.fileExists(atPath: FaceShapeTests.labelledFaces + "/dlib_dogs.jpg"),
                    "dlib_dogs.jpg (dlib's examples/faces/dogs.jpg) is missing: run scripts/fetch-labelled-faces.sh"))
