@@ -42,7 +42,7 @@ public struct CameraAssembly {
 
         let mailbox = FrameMailbox()
         let capture = CaptureLoop(source: source, spec: settings.source, mailbox: mailbox, stats: stats, logger: logger)
-        let faces = try makeFaces(stats: stats)
+        let faces = try makeFaces(stats: stats, sinks: sinks)
         let detection: [PipelineStage] = (faces.map { [$0.stage] } ?? [])
             + [TemplateStage(matcher: TemplateMatcher(options: settings.matcherOptions), library: library)]
 
@@ -108,7 +108,7 @@ public struct CameraAssembly {
     }
 
     /// The face detector (YuNet, else Haar), recognition and their stage; nil when faces are off.
-    func makeFaces(stats: PipelineStats) throws -> Faces? {
+    func makeFaces(stats: PipelineStats, sinks: [FrameSink]) throws -> Faces? {
         guard settings.facesEnabled else { return nil }
         var yunet = YuNetDetector.Options()
         yunet.regionOfInterest = settings.faceRegion
@@ -135,14 +135,12 @@ public struct CameraAssembly {
         info.maxRate = settings.faceMaxRate
         info.idleRate = settings.faceIdleRate
         logger.info("faces on", metadata: ["detector": "\(detector.name)", "detectEvery": "\(every)"])
-        // A broker takes faces whenever they happen; otherwise they are watched while anyone
-        // streams or a relay is being fed.
-        let brokered = settings.mqtt.options(camera: settings.cameraName) != nil
+        // Faces are looked for at the full rate while any sink uses them (FrameSink.consumesFaces).
         let stage = FaceStage(detector: detector, tracker: FaceTracker(), service: service,
                               detectEvery: every, limit: settings.maxFaces,
                               policy: FaceDetectionPolicy(maxRate: settings.faceMaxRate, idleRate: settings.faceIdleRate,
                                                           fineEverySeconds: settings.faceFineEverySeconds),
-                              isWatched: { [stats] in brokered || stats.isWatched },
+                              isWatched: { sinks.contains { $0.consumesFaces } },
                               opticalFlow: settings.faceOpticalFlow,
                               cutDetector: try (detector as? YuNetDetector)?.cutFrameDetector(), stats: stats)
         return Faces(stage: stage, service: service, info: info)

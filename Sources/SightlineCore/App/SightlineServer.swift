@@ -53,7 +53,7 @@ public final class SightlineServer: Sendable {
         let sourceRate = LockedCallback<Void, Double>()
         let h264 = settings.video.h264Enabled
             ? H264Sink(settings: settings.video, stats: videoStats,
-                       sourceFPS: { sourceRate() ?? settings.cameraFPS }, logger: logger)
+                       sourceFPS: { sourceRate() ?? settings.cameraFPS }, relaysUp: { stats.hasRelaysUp }, logger: logger)
             : nil
         let events = settings.events.enabled
             ? try EventServices(settings: settings, stats: stats, feed: h264?.feed, logger: logger) : nil

@@ -54,6 +54,8 @@ public final class EventSink: FrameSink {
     public let publisher: MQTTPublisher?
     public let clips: ClipRecorder?
     private let delivered = Atomic<UInt64>(0)
+    /// Whether the tracker followed a face after the last frame (pipeline thread writes).
+    private let followsFaces = Atomic<Bool>(false)
 
     public init(options: EventTracker.Options, store: EventStore, publisher: MQTTPublisher?, clips: ClipRecorder? = nil,
                 logger: Logger, storageFailures: StorageFailureReporter = StorageFailureReporter()) {
@@ -72,12 +74,19 @@ public final class EventSink: FrameSink {
 
     public func deliver(_ frame: ProcessedFrame) {
         delivered.add(1, ordering: .relaxed)
-        let batch = shared.tracker.withLock { $0.observe(frame) }
+        let (batch, faces) = shared.tracker.withLock { tracker in (tracker.observe(frame), tracker.followsFaces) }
+        followsFaces.store(faces, ordering: .relaxed)
         guard !batch.isEmpty else { return }
         recorder.enqueue(batch)
         publisher?.enqueue(batch)
         clips?.enqueue(batch)
     }
+
+    /// With a broker: always (faces are published whenever they happen).
+    /// Otherwise while a face is followed for an event, so its boxes (in the
+    /// clip, the event's best frame) and its end come at the full rate; a new
+    /// face is found at the idle rate first.
+    public var consumesFaces: Bool { publisher != nil || followsFaces.load(ordering: .relaxed) }
 
     /// Every frame is seen by the tracker; none is skipped.
     public var counts: SinkCounts {

@@ -66,6 +66,8 @@ public struct EventTracker: Sendable {
     public var trackedCount: Int { tracks.count }
     /// Events open now.
     public var openCount: Int { tracks.filter { $0.sent != nil }.count }
+    /// Whether a face is followed now (an open face event, or one not yet lasting `minSeconds`).
+    public var followsFaces: Bool { tracks.contains { $0.record.kind == .face } }
 
     // MARK: - Frames
 

@@ -149,9 +149,14 @@ public final class PipelineStats: Sendable {
         state.withLock { $0.data.publishTargetsUp += change }
     }
 
-    /// Whether anyone may be watching the boxes: a streaming client, or a relay being fed.
-    public var isWatched: Bool {
-        state.withLock { $0.data.webSocketClients + $0.data.mjpegClients + $0.data.publishTargetsUp > 0 }
+    /// Whether a client streams /ws or /stream.mjpg now.
+    public var hasViewers: Bool {
+        state.withLock { $0.data.webSocketClients + $0.data.mjpegClients > 0 }
+    }
+
+    /// Whether a publish target is sending to its relay now.
+    public var hasRelaysUp: Bool {
+        state.withLock { $0.data.publishTargetsUp > 0 }
     }
 
     /// A frame went out to a client. The first client to send a seq counts

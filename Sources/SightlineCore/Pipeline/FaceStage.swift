@@ -53,8 +53,9 @@ public final class FaceStage: PipelineStage {
     /// The last frame's gray picture and time, where this frame's flow starts.
     private var previousGray: (image: ImageBuffer, capturedAt: Double)?
 
-    /// `isWatched` says whether anyone consumes faces live now (viewers, a
-    /// broker); it is asked on the pipeline thread once a frame.
+    /// `isWatched` says whether any sink uses faces now (`FrameSink.consumesFaces`:
+    /// a viewer, a relay, a broker, a face followed for an event); it is asked
+    /// on the pipeline thread once a frame.
     public init(detector: FaceDetector, tracker: FaceTracker, service: FaceService, detectEvery: Int, limit: Int,
                 policy: FaceDetectionPolicy = FaceDetectionPolicy(), isWatched: @escaping @Sendable () -> Bool = { true },
                 opticalFlow: Bool = true, cutDetector: FaceDetector? = nil, stats: PipelineStats? = nil) {

@@ -11,10 +11,16 @@ import Foundation
 /// Adding a sink is one new file (a `FrameConsumer` run by a `ThreadedSink`,
 /// or a `FrameSink` of its own) and its place in the list `SightlineServer`
 /// hands to `CameraAssembly.build(stats:sinks:)` (stream, H.264, watchdog,
-/// events, in that order).
+/// events, in that order). A sink that wants faces found at full rate says so
+/// in `consumesFaces`; nothing else needs to know about it.
 public protocol FrameSink: AnyObject, Sendable {
     /// Names the sink in `/api/state` and `/metrics`.
     var name: String { get }
+    /// Any thread (the face stage asks on the pipeline thread, every frame):
+    /// whether this sink uses faces now, so they are looked for at the full
+    /// rate (`faces.maxRate`). While no sink does, faces are looked for at the
+    /// idle rate (`faces.idleRate`) only. Must be cheap: an atomic or a lock.
+    var consumesFaces: Bool { get }
     /// Pipeline thread: take the frame, without waiting for anything.
     func deliver(_ frame: ProcessedFrame)
     /// Frames delivered, consumed and skipped so far (any thread).
@@ -26,6 +32,7 @@ public protocol FrameSink: AnyObject, Sendable {
 }
 
 extension FrameSink {
+    public var consumesFaces: Bool { false }
     public func start() throws {}
     public func stop() {}
 }

@@ -18,10 +18,16 @@ public final class H264Sink: FrameSink {
     private let wake = LockedCallback<Void, Void>()
     private let encoding = EncodingFlag()
 
+    /// Whether a relay is being fed (nil: never).
+    private let relaysUp: (@Sendable () -> Bool)?
+
+    /// `relaysUp`: whether a publish target is sending to its relay now (its
+    /// viewers see the SEI boxes, so faces are looked for at the full rate).
     public init(settings: VideoSettings, stats: VideoStats, feed: VideoFeed = VideoFeed(),
-                sourceFPS: @escaping @Sendable () -> Double, logger: Logger) {
+                sourceFPS: @escaping @Sendable () -> Double, relaysUp: (@Sendable () -> Bool)? = nil, logger: Logger) {
         self.feed = feed
         self.stats = stats
+        self.relaysUp = relaysUp
         inner = ThreadedSink(name: "h264", consumer: H264FeedEncoder(feed: feed, stats: stats, settings: settings,
                                                                      sourceFPS: sourceFPS, wake: wake,
                                                                      encoding: encoding, logger: logger))
@@ -37,6 +43,11 @@ public final class H264Sink: FrameSink {
         guard feed.hasConsumers || encoding.value.load(ordering: .relaxed) else { return }
         inner.deliver(frame)
     }
+
+    /// While a relay is fed. Viewers of H.264 on /ws count with the stream
+    /// sink's; the clip recorder's pre-capture does not count (it holds the
+    /// feed at all times, and would keep faces at full rate on an empty room).
+    public var consumesFaces: Bool { relaysUp?() ?? false }
 
     public var counts: SinkCounts { inner.counts }
     public func start() throws { try inner.start() }

@@ -47,6 +47,9 @@ public final class StreamSink: FrameSink {
         wake()
     }
 
+    /// While a client streams: they see the boxes.
+    public var consumesFaces: Bool { stats.hasViewers }
+
     public var counts: SinkCounts {
         let count = published.load(ordering: .relaxed)
         return SinkCounts(delivered: count, consumed: count, skipped: stats.snapshot().clientSkips)
