@@ -160,6 +160,54 @@ import Testing
         open.host = "127.0.0.1"
         #expect(open.viewingIsOpen)
     }
+
+    @Test func camerasInTheFilesOrderWithTheirOverrides() throws {
+        let config = try SightlineConfig.parse("""
+            dataDir: /srv/sightline
+            faces: {maxFaces: 5}
+            mqtt: {host: broker.local, clientId: sl}
+            cameras:
+              zfront:
+                source: {spec: demo}
+              yard:
+                source: {spec: "file:/videos/yard.mp4", fps: 15}
+                faces: {enabled: false}
+                camera: back-yard
+              attic: {}
+            """, origin: "t")
+        #expect(config.cameraOrder == ["zfront", "yard", "attic"], "the file's order, not sorted")
+        var settings = ServeSettings()
+        try settings.apply(config)
+        settings.templates = ["/x/logo.png"]  // as a flag would set it
+        let cameras = try settings.cameraSettings()
+        #expect(cameras.map(\.routeName) == ["zfront", "yard", "attic"])
+        #expect(cameras.map(\.cameraName) == ["zfront", "back-yard", "attic"])
+        #expect(cameras.map(\.source) == ["demo", "file:/videos/yard.mp4", "auto"])
+        #expect(cameras[1].cameraFPS == 15 && cameras[0].cameraFPS == 30)
+        #expect(cameras.map(\.facesEnabled) == [true, false, true])
+        #expect(cameras.allSatisfy { $0.maxFaces == 5 && $0.templates == ["/x/logo.png"] && $0.cameras.isEmpty })
+        #expect(cameras.map(\.dataDir) == ["/srv/sightline/cameras/zfront", "/srv/sightline/cameras/yard",
+                                           "/srv/sightline/cameras/attic"])
+        #expect(cameras.map(\.mqtt.clientId) == ["sl-zfront", "sl-yard", "sl-attic"], "a broker drops a reused client id")
+        // Without cameras: one, as before.
+        var one = ServeSettings()
+        one.camera = "porch"
+        let single = try one.cameraSettings()
+        #expect(single.count == 1 && single[0].routeName == "porch" && single[0].dataDir == "data")
+    }
+
+    @Test func badCamerasAreRefusedWithTheirName() throws {
+        #expect(throws: ConfigError.self) { try SightlineConfig.parse("cameras: {a: {sorce: {spec: demo}}}", origin: "t") }
+        #expect(throws: ConfigError.self) { try SightlineConfig.parse("cameras: {a: {faces: {maxFace: 3}}}", origin: "t") }
+        #expect(throws: ConfigError.self) { try SightlineConfig.parse("cameras: [a, b]", origin: "t") }
+        #expect(throws: ConfigError.self) { try SightlineConfig.parse("cameras: {a: demo}", origin: "t") }
+        var settings = ServeSettings()
+        try settings.apply(SightlineConfig.parse("cameras: {\"front door\": {source: {spec: demo}}}", origin: "t"))
+        #expect(throws: ConfigError.self) { try settings.cameraSettings() }
+        var twice = ServeSettings()
+        try twice.apply(SightlineConfig.parse("cameras: {Front: {}, front: {}}", origin: "t"))
+        #expect(throws: ConfigError.self) { try twice.cameraSettings() }
+    }
 }
 
 import Foundation

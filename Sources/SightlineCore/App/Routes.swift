@@ -22,13 +22,36 @@ enum Routes {
         var recordings: RecordingAPI? = nil
     }
 
-    static func router(_ parts: Parts) -> Router {
-        let snapshot: Route.Handler = { _ in
-            parts.live() ? Self.snapshot(parts.latestFrame())
-                : .error(503, "no signal", detail: "the source delivers no frames now; see /api/state")
+    /// Every camera's routes and the server's own in one table. The first
+    /// camera answers the unprefixed routes, as when there was one camera;
+    /// each camera answers its own under `/cam/NAME/` (streams, snapshot,
+    /// metrics) and `/api/cameras/NAME/` (its API: `/api/state` is
+    /// `/api/cameras/NAME/state`). `extra`: server-wide routes (`/api/cameras`).
+    static func router(cameras: [(name: String, parts: Parts)], extra: [Route] = []) -> Router {
+        let first = cameras[0].parts
+        var routes = serverRoutes(first) + extra + cameraRoutes(first)
+        for camera in cameras {
+            routes += cameraRoutes(camera.parts).map { prefixed($0, camera: camera.name) }
         }
-        let stream: Route.Handler = { _ in Self.stream() }
-        var routes = [
+        return Router(routes: routes, authorize: { request, access in first.auth.refusal(for: request, needs: access) },
+                      fallback: { request in first.staticFiles.response(for: request.path) })
+    }
+
+    /// One camera's table, as the server had it with one camera.
+    static func router(_ parts: Parts) -> Router {
+        router(cameras: [(name: "camera", parts: parts)])
+    }
+
+    /// `route` under a camera's prefix: `/api/X` as `/api/cameras/NAME/X`, anything else `/cam/NAME/...`.
+    static func prefixed(_ route: Route, camera: String) -> Route {
+        let path = route.pattern.text
+        let moved = path.hasPrefix("/api/") ? "/api/cameras/\(camera)/" + path.dropFirst("/api/".count) : "/cam/\(camera)" + path
+        return Route(route.method, moved, access: route.access, route.execution, handler: route.handler)
+    }
+
+    /// The page, its ?action= forms (the first camera's) and signing in.
+    static func serverRoutes(_ parts: Parts) -> [Route] {
+        [
             // The page is open (it signs the browser in); its ?action= forms are the camera.
             Route(.get, "/", access: .anyone) { request in
                 if request.query["action"] != nil, let refusal = parts.auth.refusal(for: request, needs: .viewer) {
@@ -36,11 +59,24 @@ enum Routes {
                 }
                 switch request.query["action"] {
                 case nil: return parts.staticFiles.response(for: request.path)
-                case "stream": return stream(request)
-                case "snapshot": return snapshot(request)
+                case "stream": return Self.stream()
+                case "snapshot": return snapshotResponse(parts)
                 default: return .error(400, "unknown action", detail: "use ?action=stream or ?action=snapshot")
                 }
             },
+        ] + SessionAPI(auth: parts.auth).routes
+    }
+
+    private static func snapshotResponse(_ parts: Parts) -> HTTPResponse {
+        parts.live() ? Self.snapshot(parts.latestFrame())
+            : .error(503, "no signal", detail: "the source delivers no frames now; see /api/state")
+    }
+
+    /// What belongs to one camera: its state, metrics, streams, snapshot, health and API.
+    static func cameraRoutes(_ parts: Parts) -> [Route] {
+        let snapshot: Route.Handler = { _ in snapshotResponse(parts) }
+        let stream: Route.Handler = { _ in Self.stream() }
+        var routes = [
             // Admins get the source's full spec; viewers its public form (no server paths).
             Route(.get, "/api/state", access: .viewer) { request in
                 let state = parts.state()
@@ -55,12 +91,10 @@ enum Routes {
             },
             Route(.get, "/stream.mjpg", access: .viewer, handler: stream),
         ]
-        routes += SessionAPI(auth: parts.auth).routes
         routes += parts.templates.routes + parts.sources.routes + (parts.faces?.routes ?? [])
         routes += parts.events?.routes ?? []
         routes += parts.recordings?.routes ?? []
-        return Router(routes: routes, authorize: { request, access in parts.auth.refusal(for: request, needs: access) },
-                      fallback: { request in parts.staticFiles.response(for: request.path) })
+        return routes
     }
 
     /// Whether the request presents an admin credential (the role, not the route's access).

@@ -1,33 +1,33 @@
 import Foundation
 import Logging
 
-/// The running server: one camera's graph (built by `CameraAssembly`), the
-/// libwebsockets server that streams it and answers the API, and the access
-/// token. It owns these parts from `init` to `stop()`; the parts run on
-/// their own threads and guard their own state.
+/// The running server: its cameras (`CameraUnit`, one per configured
+/// camera, each built by `CameraAssembly`), the libwebsockets server that
+/// streams them and answers the API, and the access token. It owns these
+/// parts from `init` to `stop()`; the parts run on their own threads and
+/// guard their own state. The first camera answers the unprefixed routes
+/// (`/ws`, `/api/state`, ...), every camera its own under `/cam/NAME/` and
+/// `/api/cameras/NAME/`.
 ///
 /// Threads: `init`, `start` and `stop` are called from the main thread.
 public final class SightlineServer: Sendable {
     public let settings: ServeSettings
     public let tokens: TokenStore
-    public let camera: CameraGraph
-    private let stream: StreamSink
-    /// Encodes H.264 for `/ws?video=h264` viewers (nil: video.h264 off).
-    private let h264: H264Sink?
-    private let videoStats: VideoStats
-    /// One per `publish:` target (none without).
-    public let publishers: [Publisher]
+    /// Every camera, the first being that of the unprefixed routes.
+    public let cameras: [CameraUnit]
     private let server: StreamServer
     private let logger: Logger
-    /// Events, snapshots, clips and MQTT; nil with events.enabled false.
-    public let events: EventServices?
-    /// Continuous recording; nil while record.enabled is false (or without H.264).
-    public let recorder: SegmentRecorder?
     private let startedAt = MonotonicClock.nanos()
-    private let parts: StateParts
+
+    /// The first camera (the unprefixed routes').
+    public var camera: CameraGraph { cameras[0].graph }
+    public var events: EventServices? { cameras[0].events }
+    public var publishers: [Publisher] { cameras[0].publishers }
+    public var recorder: SegmentRecorder? { cameras[0].recorder }
 
     public init(settings: ServeSettings, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
-        let assembly = try CameraAssembly(settings: settings, logger: logger)
+        try settings.validate()
+        let cameraSettings = try settings.cameraSettings()
         self.settings = settings
         self.logger = logger
         do {
@@ -46,73 +46,17 @@ public final class SightlineServer: Sendable {
         if settings.viewingIsOpen && !ServeSettings.isLoopback(settings.host) {
             logger.warning("viewing is open to anyone who can reach \(settings.host):\(settings.port) (access.view: open)")
         }
-        let stats = PipelineStats()
-        let videoStats = VideoStats()
-        let stream = StreamSink(stats: stats, videoStats: videoStats)
-        // The source's rate, for the encoder's keyframe interval and rate control; read when an encoder is made.
-        let sourceRate = LockedCallback<Void, Double>()
-        let h264 = settings.video.h264Enabled
-            ? H264Sink(settings: settings.video, stats: videoStats,
-                       sourceFPS: { sourceRate() ?? settings.cameraFPS }, relaysUp: { stats.hasRelaysUp }, logger: logger)
-            : nil
-        let events = settings.events.enabled
-            ? try EventServices(settings: settings, stats: stats, feed: h264?.feed, logger: logger) : nil
-        let watchdog = WatchdogSink()
-        let camera = try assembly.build(stats: stats, sinks: [stream] + (h264.map { [$0] } ?? []) + [watchdog]
-                                            + (events.map { [$0.sink] } ?? []))
-        let capture = camera.capture
-        sourceRate.setAction { capture.status.format?.fps ?? settings.cameraFPS }
-        self.h264 = h264
-        self.videoStats = videoStats
-        let targets = try settings.publish.map { try PublishTarget.parse($0, environment: environment) }
-        publishers = h264.map { sink in
-            targets.map { Publisher(target: $0, feed: sink.feed, logger: logger, watching: { stats.publishTarget(up: $0) }) }
-        } ?? []
-        let publishers = self.publishers
-        events?.watch(templates: camera.templates, faces: camera.faceService)
-        self.events = events
-        recorder = try Self.segmentRecorder(settings: settings, feed: h264?.feed, logger: logger)
-        let recordings = recorder.map { RecordingAPI(recorder: $0) }
-        let parts = StateParts(video: (h264?.feed, videoStats), publishers: publishers, clips: events?.sink.clips,
-                               recorder: recorder)
-        self.parts = parts
-        self.camera = camera
-        self.stream = stream
+        var cameras: [CameraUnit] = []
+        for own in cameraSettings {
+            cameras.append(try CameraUnit(settings: own, logger: logger, environment: environment,
+                                          tagLogs: cameraSettings.count > 1))
+        }
+        self.cameras = cameras
         let tls = try Self.tlsFiles(settings: settings, logger: logger)
-        let server = Self.makeServer(settings: settings, camera: camera, stream: stream, parts: parts, tokens: tokens, tls: tls,
-                                     startedAt: startedAt,
-                                     events: events?.api(namer: Self.eventNamer(events, camera, settings, logger), recordings: recordings),
-                                     recordings: recordings, logger: logger)
+        let server = Self.makeServer(settings: settings, cameras: cameras, tokens: tokens, tls: tls, startedAt: startedAt,
+                                     logger: logger)
         self.server = server
-        watchdog.alsoRequire { seconds in server.serviceResponsive(within: seconds) }
-    }
-
-    /// Continuous recording when `record.enabled` (it needs the H.264 encoder): its store loaded.
-    private static func segmentRecorder(settings: ServeSettings, feed: VideoFeed?, logger: Logger) throws -> SegmentRecorder? {
-        guard settings.record.enabled else { return nil }
-        guard let feed else {
-            logger.warning("recording: off (it needs video.h264)")
-            return nil
-        }
-        let store = RecordingStore(dataDirectory: settings.dataDir, limits: settings.record.limits)
-        let cut: Int
-        do {
-            cut = try store.load()
-        } catch {
-            throw ConfigError.invalid("cannot use the recordings directory \(store.directory): \(error)")
-        }
-        if cut > 0 { logger.notice("recording: \(cut) segment(s) cut short by an unclean stop kept up to their last fragment") }
-        logger.info("recording on", metadata: ["directory": "\(store.directory)", "segments": "\(store.list().count)",
-                                               "segmentSeconds": "\(settings.record.segmentSeconds)"])
-        return SegmentRecorder(store: store, feed: feed, segmentSeconds: settings.record.segmentSeconds, logger: logger)
-    }
-
-    /// What `/api/state` and `/metrics` read beside the camera.
-    struct StateParts: Sendable {
-        let video: (feed: VideoFeed?, stats: VideoStats)
-        let publishers: [Publisher]
-        let clips: ClipRecorder?
-        let recorder: SegmentRecorder?
+        for camera in cameras { camera.connect(to: server) }
     }
 
     /// Naming from face events uses a second detector of the same kind, made on first use.
@@ -125,44 +69,35 @@ public final class SightlineServer: Sendable {
     }
 
     public var port: Int { server.boundPort }
-    public var latestFrame: EncodedFrame? { stream.slot.latest }
+    public var latestFrame: EncodedFrame? { cameras[0].stream.slot.latest }
 
     public func start() throws {
         try server.start()
-        let server = self.server
-        stream.connect(wake: { server.wake() })
-        h264?.connect(wake: { server.wake() })
-        try camera.start()
-        recorder?.start()
-        for publisher in publishers { publisher.start() }
+        for camera in cameras { try camera.start(waking: server) }
+        let sources = cameras.map { cameras.count > 1 ? "\($0.name)=\($0.settings.source)" : $0.settings.source }
+            .joined(separator: " ")
         logger.info("serving", metadata: ["url": "\(settings.tlsEnabled ? "https" : "http")://\(settings.host):\(server.boundPort)/",
-                                          "source": "\(settings.source)"])
-        ServiceManager.ready(status: "serving \(settings.source) on \(settings.host):\(server.boundPort)")
+                                          "source": "\(sources)"])
+        ServiceManager.ready(status: "serving \(sources) on \(settings.host):\(server.boundPort)")
     }
 
     public func stop() {
         ServiceManager.stopping()
-        for publisher in publishers { publisher.stop() }
-        camera.stop()
-        recorder?.stop()
-        stream.connect(wake: nil)
-        h264?.connect(wake: nil)
+        for camera in cameras { camera.stop() }
         server.stop()
     }
 
     public func state() -> ServerState {
-        Self.state(camera: camera, startedAt: startedAt, parts: parts)
+        Self.state(camera: cameras[0].graph, startedAt: startedAt, parts: cameras[0].parts)
     }
 
     public func metricsText() -> String {
-        var status: (@Sendable () -> EventStatus)?
-        if let events { status = { events.status } }
-        return Self.metrics(camera: camera, startedAt: startedAt, parts: parts, events: status)
+        Self.metrics(camera: cameras[0], startedAt: startedAt)
     }
 
     // MARK: - Assembly of the HTTP side
 
-    static func state(camera: CameraGraph, startedAt: UInt64, parts: StateParts) -> ServerState {
+    static func state(camera: CameraGraph, startedAt: UInt64, parts: CameraUnit.StateParts) -> ServerState {
         let snapshot = camera.stats.snapshot()
         var state = ServerState(version: SightlineVersion.string, uptimeSeconds: uptime(since: startedAt),
                                 status: camera.capture.status, stats: snapshot, templates: camera.templates.all,
@@ -174,8 +109,10 @@ public final class SightlineServer: Sendable {
         return state
     }
 
-    static func metrics(camera: CameraGraph, startedAt: UInt64, parts: StateParts,
-                        events: (@Sendable () -> EventStatus)?) -> String {
+    static func metrics(camera unit: CameraUnit, startedAt: UInt64) -> String {
+        let camera = unit.graph
+        let parts = unit.parts
+        let events = unit.events
         let snapshot = camera.stats.snapshot()
         let video = parts.video
         let publishers = parts.publishers
@@ -185,7 +122,7 @@ public final class SightlineServer: Sendable {
             + PrometheusText.render(video: video.stats.snapshot(feed: video.feed, webSocketClients: snapshot.webSocketClients),
                                     encode: video.stats.encodeHistograms())
             + (publishers.isEmpty ? "" : PrometheusText.render(publish: publishers.map(\.snapshot)))
-            + (events.map { PrometheusText.render(events: $0()) } ?? "")
+            + (events.map { PrometheusText.render(events: $0.status) } ?? "")
             + (parts.recorder.map { PrometheusText.render(recording: $0.snapshot) } ?? "")
     }
 
@@ -218,36 +155,53 @@ public final class SightlineServer: Sendable {
         server.reloadCertificate()
     }
 
-    private static func makeServer(settings: ServeSettings, camera: CameraGraph, stream: StreamSink, parts: StateParts,
-                                   tokens: TokenStore, tls: TLSFiles?, startedAt: UInt64, events: EventAPI?,
-                                   recordings: RecordingAPI?, logger: Logger) -> StreamServer {
-        let videoParts = parts.video
-        let capture = camera.capture
-        let templates = TemplateAPI(library: camera.templates, store: camera.templateStore,
-                                    uploadedNames: camera.uploadedTemplateNames,
-                                    defaultThreshold: settings.templateThreshold,
-                                    frameSize: { capture.status.format.map { ($0.width, $0.height) } },
-                                    storageFailures: StorageFailureReporter(stats: camera.stats, logger: logger))
+    private static func makeServer(settings: ServeSettings, cameras: [CameraUnit], tokens: TokenStore, tls: TLSFiles?,
+                                   startedAt: UInt64, logger: Logger) -> StreamServer {
         let auth = AuthGuard(tokens: tokens, sessions: SessionStore(lifetime: settings.sessionMinutes * 60),
                              policy: AccessPolicy(settings: settings))
-        let sources = SourcesAPI(configured: settings.offeredSources, current: { capture.status.spec },
-                                 switchTo: { spec in try camera.switchSource(to: spec) },
-                                 isAdmin: { request in Routes.isAdmin(auth, request) })
-        let router = Routes.router(Routes.Parts(
-            state: { state(camera: camera, startedAt: startedAt, parts: parts) },
-            metrics: { metrics(camera: camera, startedAt: startedAt, parts: parts, events: events?.status) },
-            latestFrame: { stream.slot.latest },
-            staticFiles: StaticFiles(root: ResourceLocator.locate(settings.webRoot)),
-            templates: templates, sources: sources, faces: camera.faceService.map { FaceAPI(service: $0) },
-            auth: auth,
-            live: { capture.status.state == .live }, events: events, recordings: recordings))
+        let staticFiles = StaticFiles(root: ResourceLocator.locate(settings.webRoot))
+        let parts = cameras.map { unit in
+            (name: unit.name, parts: routeParts(unit, auth: auth, staticFiles: staticFiles, startedAt: startedAt, logger: logger))
+        }
+        let list = CamerasAPI(cameras: cameras, isAdmin: { request in Routes.isAdmin(auth, request) })
+        let router = Routes.router(cameras: parts, extra: list.routes)
+        let first = cameras[0]
         var options = StreamServer.Options()
         options.host = settings.host
         options.port = settings.port
         options.tls = tls
         options.videoMaxLagSeconds = settings.video.maxLagSeconds
         options.videoLowAvailable = settings.video.lowEnabled
-        return StreamServer(options: options, frames: stream.slot, stats: camera.stats, logger: logger, router: router,
-                            access: auth, video: videoParts.feed.map { ($0, videoParts.stats) })
+        return StreamServer(options: options, frames: first.stream.slot, stats: first.graph.stats, logger: logger, router: router,
+                            access: auth, video: first.parts.video.feed.map { ($0, first.parts.video.stats) })
+    }
+
+    /// One camera's routes' parts: what its handlers read and change.
+    private static func routeParts(_ unit: CameraUnit, auth: AuthGuard, staticFiles: StaticFiles, startedAt: UInt64,
+                                   logger: Logger) -> Routes.Parts {
+        let camera = unit.graph
+        let settings = unit.settings
+        let capture = camera.capture
+        let parts = unit.parts
+        let stream = unit.stream
+        let events = unit.events
+        let recordings = unit.recorder.map { RecordingAPI(recorder: $0) }
+        let templates = TemplateAPI(library: camera.templates, store: camera.templateStore,
+                                    uploadedNames: camera.uploadedTemplateNames,
+                                    defaultThreshold: settings.templateThreshold,
+                                    frameSize: { capture.status.format.map { ($0.width, $0.height) } },
+                                    storageFailures: StorageFailureReporter(stats: camera.stats, logger: logger))
+        let sources = SourcesAPI(configured: settings.offeredSources, current: { capture.status.spec },
+                                 switchTo: { spec in try camera.switchSource(to: spec) },
+                                 isAdmin: { request in Routes.isAdmin(auth, request) })
+        let eventAPI = events?.api(namer: eventNamer(events, camera, settings, logger), recordings: recordings)
+        return Routes.Parts(
+            state: { state(camera: camera, startedAt: startedAt, parts: parts) },
+            metrics: { metrics(camera: unit, startedAt: startedAt) },
+            latestFrame: { stream.slot.latest },
+            staticFiles: staticFiles,
+            templates: templates, sources: sources, faces: camera.faceService.map { FaceAPI(service: $0) },
+            auth: auth,
+            live: { capture.status.state == .live }, events: eventAPI, recordings: recordings)
     }
 }

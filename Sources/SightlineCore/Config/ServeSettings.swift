@@ -82,7 +82,66 @@ public struct ServeSettings: Sendable {
     /// H.264 on `/ws?video=h264` (config `video:`).
     public var video = VideoSettings()
 
+    /// `cameras:` in the file's order; none: one camera from the settings above.
+    public var cameras: [NamedCamera] = []
+    /// This camera's name in routes (`/cam/NAME/...`, `/api/cameras/NAME/...`):
+    /// set on each camera's own settings by `cameraSettings()`.
+    public var routeName: String?
+
+    /// One camera of `cameras:` and what it overrides.
+    public struct NamedCamera: Sendable, Equatable {
+        public var name: String
+        public var overrides: SightlineConfig.Camera
+
+        public init(name: String, overrides: SightlineConfig.Camera) {
+            self.name = name
+            self.overrides = overrides
+        }
+    }
+
     public init() {}
+
+    /// Each camera's own settings, the first being the camera of the
+    /// unprefixed routes. Without `cameras:`, one: these settings, named (in
+    /// routes, events and topics) `cameraName` as before, on the data
+    /// directory as before. With it, each camera's are these settings with
+    /// its overrides over them (flags included: a flag sets the top level,
+    /// which a camera's own value overrides), `camera` its key unless it
+    /// names itself, and `<dataDir>/cameras/NAME` its data directory
+    /// (templates, people, events, recordings). The token and TLS files stay
+    /// in `dataDir`.
+    public func cameraSettings() throws -> [ServeSettings] {
+        guard !cameras.isEmpty else {
+            var one = self
+            one.routeName = cameraName
+            return [one]
+        }
+        var seen = Set<String>()
+        return try cameras.map { named in
+            guard Self.isValidCameraName(named.name) else {
+                throw ConfigError.invalid("camera names must be 1-64 letters, digits, '-' or '_', got '\(named.name)'")
+            }
+            guard seen.insert(named.name.lowercased()).inserted else {
+                throw ConfigError.invalid("two cameras are named '\(named.name)' (names are compared ignoring case)")
+            }
+            var own = self
+            own.cameras = []
+            var config = SightlineConfig()
+            config.source = named.overrides.source
+            config.demo = named.overrides.demo
+            config.templates = named.overrides.templates
+            config.faces = named.overrides.faces
+            config.events = named.overrides.events
+            config.publish = named.overrides.publish
+            try own.apply(config)
+            own.camera = named.overrides.camera ?? named.name
+            own.routeName = named.name
+            own.dataDir = (dataDir as NSString).appendingPathComponent("cameras/\(named.name)")
+            // A broker drops a client whose id another connection takes: each camera has its own.
+            if let id = own.mqtt.clientId, cameras.count > 1 { own.mqtt.clientId = "\(id)-\(named.name)" }
+            return own
+        }
+    }
 
     /// The camera name events and topics use: `camera`, else the host name
     /// (up to its first dot) with anything but letters, digits, '-' and '_' as '-'.
@@ -186,6 +245,9 @@ public struct ServeSettings: Sendable {
         if let v = config.faces?.minScore { faceMinScore = v }
         if let v = config.faces?.region, v.count == 4 { faceRegion = NormalizedBox(x: v[0], y: v[1], w: v[2], h: v[3]) }
         if let v = config.camera, !v.isEmpty { camera = v }
+        if let map = config.cameras {
+            cameras = config.cameraOrder.compactMap { name in map[name].map { NamedCamera(name: name, overrides: $0) } }
+        }
         if let r = config.record {
             if let v = r.enabled { record.enabled = v }
             if let v = r.segmentSeconds { record.segmentSeconds = v }

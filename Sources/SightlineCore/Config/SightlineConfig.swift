@@ -130,6 +130,30 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var maxLagSeconds: Double?
     }
 
+    /// One camera of `cameras:`: what it overrides of the top level's
+    /// settings (each key as at the top level; missing ones keep the top
+    /// level's). `camera` names it in events and MQTT topics (default: its key).
+    public struct Camera: Codable, Sendable, Equatable {
+        public var source: Source?
+        public var demo: Demo?
+        public var templates: Templates?
+        public var faces: Faces?
+        public var events: Events?
+        public var publish: [String]?
+        public var camera: String?
+    }
+
+    /// Named cameras, each its own graph, routes (`/cam/NAME/...`) and data
+    /// subdirectory (`<dataDir>/cameras/NAME`); none: one camera from the top level.
+    public var cameras: [String: Camera]?
+    /// The keys of `cameras` in the file's order (the first is the camera of the unprefixed routes).
+    public var cameraOrder: [String] = []
+
+    private enum CodingKeys: String, CodingKey {
+        case server, video, publish, camera, events, record, mqtt, access, tls, source, demo, jpeg, templates, faces,
+             dataDir, token, logLevel, cameras
+    }
+
     public var server: Server?
     public var video: Video?
     /// rtsp:// and rtmp:// relays the H.264 stream is published to.
@@ -154,7 +178,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
 
     static let knownKeys: [String: Set<String>] = [
         "": ["server", "access", "tls", "source", "demo", "jpeg", "templates", "faces", "dataDir", "token", "logLevel",
-             "camera", "events", "mqtt", "video", "publish", "record"],
+             "camera", "events", "mqtt", "video", "publish", "record", "cameras"],
         "record": ["enabled", "segmentSeconds", "maxAgeHours", "maxGigabytes"],
         "video": ["h264", "preset", "crf", "bitrateKbps", "keyframeSeconds", "threads", "x264Params", "low", "lowScale", "lowMaxFps",
                   "lowKbps", "maxLagSeconds"],
@@ -174,6 +198,9 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         "templates": ["threshold", "frameScale", "paths", "rotationRange", "rotationStep", "maxInstances"],
     ]
 
+    /// What a camera of `cameras:` may set.
+    static let cameraKeys: Set<String> = ["source", "demo", "templates", "faces", "events", "publish", "camera"]
+
     /// Parses YAML text; `origin` names the file in errors.
     public static func parse(_ text: String, origin: String) throws -> SightlineConfig {
         let tree: Any?
@@ -187,8 +214,32 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
             throw ConfigError.malformed(origin, "the top level must be a mapping of keys to values")
         }
         try checkKeys(root, section: "", origin: origin)
+        if let cameras = root["cameras"], !(cameras is NSNull) {
+            guard let map = cameras as? [String: Any], !map.isEmpty else {
+                throw ConfigError.malformed(origin, "'cameras' must be a mapping of camera names to their settings")
+            }
+            for (name, value) in map {
+                guard let camera = value as? [String: Any] else {
+                    if value is NSNull { continue }
+                    throw ConfigError.malformed(origin, "cameras.\(name) must be a mapping")
+                }
+                for (key, sub) in camera {
+                    guard cameraKeys.contains(key) else {
+                        throw ConfigError.malformed(origin, "unknown key '\(key)' in cameras.\(name); known: "
+                                                    + cameraKeys.sorted().joined(separator: ", "))
+                    }
+                    if let sub = sub as? [String: Any] { try checkKeys(sub, section: key, origin: origin) }
+                }
+            }
+        }
         do {
-            return try YAMLDecoder().decode(SightlineConfig.self, from: text)
+            var config = try YAMLDecoder().decode(SightlineConfig.self, from: text)
+            if config.cameras != nil {
+                // The file's order: a decoded dictionary has none.
+                let node = try Yams.compose(yaml: text)
+                config.cameraOrder = node?.mapping?["cameras"]?.mapping?.keys.compactMap(\.string) ?? []
+            }
+            return config
         } catch let DecodingError.typeMismatch(type, context) {
             throw ConfigError.malformed(origin, "\(path(context.codingPath)) should be \(type)")
         } catch let DecodingError.dataCorrupted(context) {

@@ -8,15 +8,19 @@ import Testing
 /// shows up in review as a change to this list.
 @Suite struct RouteTableTests {
     static func router(viewOpen: Bool = true) throws -> Router {
+        Routes.router(try parts(auth: AuthGuard.testing(viewOpen: viewOpen)))
+    }
+
+    /// A camera's parts whose state names `source` and whose snapshot is `frame`.
+    static func parts(auth: AuthGuard, source: String = "demo", frame: EncodedFrame? = nil) throws -> Routes.Parts {
         let library = TemplateLibrary()
-        let auth = AuthGuard.testing(viewOpen: viewOpen)
-        let parts = Routes.Parts(
+        return Routes.Parts(
             state: {
-                ServerState(version: "test", uptimeSeconds: 1, status: SourceStatus(spec: "demo", name: "demo", state: .live),
+                ServerState(version: "test", uptimeSeconds: 1, status: SourceStatus(spec: source, name: source, state: .live),
                             stats: PipelineStats().snapshot(), templates: library.all)
             },
-            metrics: { "# metrics\n" },
-            latestFrame: { nil },
+            metrics: { "# metrics \(source)\n" },
+            latestFrame: { frame },
             staticFiles: StaticFiles(root: TestPaths.repository + "/web"),
             templates: TemplateAPI(library: library, store: nil, uploadedNames: [], defaultThreshold: 0.7,
                                    frameSize: { (640, 480) }),
@@ -24,7 +28,37 @@ import Testing
             faces: FaceAPI(service: FaceService(recognizer: try FaceRecognizer(store: nil))),
             auth: auth,
             live: { true })
-        return Routes.router(parts)
+    }
+
+    @Test func twoCamerasEachAnswerUnderTheirPrefixAndTheFirstUnprefixed() throws {
+        let auth = AuthGuard.testing(viewOpen: true)
+        func frame(_ seq: UInt64) -> EncodedFrame {
+            EncodedFrame(seq: seq, capturedAt: 0, capturedNanos: 0, width: 2, height: 2, json: Data(), jpeg: Data([UInt8(seq)]))
+        }
+        let router = Routes.router(cameras: [
+            (name: "front", parts: try Self.parts(auth: auth, source: "demo", frame: frame(1))),
+            (name: "yard", parts: try Self.parts(auth: auth, source: "file:/v.mp4", frame: frame(2))),
+        ])
+        func source(_ path: String) throws -> String? {
+            let answer = router.respond(to: HTTPRequest(method: .get, path: path))
+            guard answer.status == 200, case .data(let body) = answer.body else { return nil }
+            return try JSONDecoder().decode(ServerState.self, from: body).source.name
+        }
+        #expect(try source("/api/state") == "demo")
+        #expect(try source("/api/cameras/front/state") == "demo")
+        #expect(try source("/api/cameras/yard/state") == "file:/v.mp4")
+        #expect(try source("/api/cameras/garage/state") == nil, "no such camera: 404")
+        func snapshot(_ path: String) -> Data? {
+            let answer = router.respond(to: HTTPRequest(method: .get, path: path))
+            guard answer.status == 200, case .data(let body) = answer.body else { return nil }
+            return body
+        }
+        #expect(snapshot("/snapshot.jpg") == Data([1]))
+        #expect(snapshot("/cam/front/snapshot.jpg") == Data([1]))
+        #expect(snapshot("/cam/yard/snapshot.jpg") == Data([2]))
+        let metrics = router.respond(to: HTTPRequest(method: .get, path: "/cam/yard/metrics"))
+        if case .data(let body) = metrics.body { #expect(String(decoding: body, as: UTF8.self).contains("file:/v.mp4")) }
+        #expect(metrics.status == 200)
     }
 
     /// Method, pattern, access, execution: the table as it should be.
@@ -52,10 +86,25 @@ import Testing
         "POST /api/faces/{id}/feedback admin worker",
     ]
 
+    /// The table with one camera named "camera": the routes above, and each
+    /// camera route again under that camera's prefix, with the same access
+    /// (the page and signing in are the server's, not a camera's).
+    static var expectedWithPrefixes: Set<String> {
+        var table = expected
+        for entry in expected where !entry.contains(" / ") && !entry.contains("/api/session") {
+            let parts = entry.split(separator: " ").map(String.init)
+            let path = parts[1].hasPrefix("/api/") ? "/api/cameras/camera/" + parts[1].dropFirst(5) : "/cam/camera" + parts[1]
+            table.insert([parts[0], path, parts[2], parts[3]].joined(separator: " "))
+        }
+        return table
+    }
+
     @Test func theTableSaysWhoMayCallEachEndpointAndWhereItRuns() throws {
         let routes = try Self.router().routes
         let table = routes.map { "\($0.method.rawValue) \($0.pattern.text) \($0.access) \($0.execution)" }
-        #expect(Set(table) == Self.expected)
+        #expect(Set(table) == Self.expectedWithPrefixes)
+        #expect(table.contains("GET /api/cameras/camera/state viewer inline"))
+        #expect(table.contains("GET /cam/camera/stream.mjpg viewer inline"))
         #expect(table.count == Set(table).count, "a method and pattern appear twice")
         // Every change but signing in and out needs an admin, and only reads are open to viewers.
         for route in routes where route.method != .get && !route.pattern.text.hasPrefix("/api/session") {

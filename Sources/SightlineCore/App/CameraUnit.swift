@@ -1,0 +1,132 @@
+import Foundation
+import Logging
+
+/// One camera of the server and everything that serves only it: its graph
+/// (capture, pipeline, sinks; `CameraAssembly`), its stream and H.264 sinks,
+/// its events (store, MQTT, clips), publish targets and continuous
+/// recording, each on its own data directory. `SightlineServer` holds one
+/// per configured camera and shares among them the token store, the access
+/// guard and the libwebsockets server.
+///
+/// Threads: made, started and stopped on the main thread; its parts run on
+/// their own threads and guard their own state.
+public final class CameraUnit: Sendable {
+    /// Its name in routes: `/cam/NAME/...` and `/api/cameras/NAME/...`.
+    public let name: String
+    public let settings: ServeSettings
+    public let graph: CameraGraph
+    let stream: StreamSink
+    /// Encodes H.264 for `/ws?video=h264` viewers (nil: video.h264 off).
+    let h264: H264Sink?
+    let videoStats: VideoStats
+    /// One per `publish:` target (none without).
+    public let publishers: [Publisher]
+    /// Events, snapshots, clips and MQTT; nil with events.enabled false.
+    public let events: EventServices?
+    /// Continuous recording; nil while record.enabled is false (or without H.264).
+    public let recorder: SegmentRecorder?
+    let parts: StateParts
+
+    /// What `/api/state` and `/metrics` read beside the camera's graph.
+    struct StateParts: Sendable {
+        let video: (feed: VideoFeed?, stats: VideoStats)
+        let publishers: [Publisher]
+        let clips: ClipRecorder?
+        let recorder: SegmentRecorder?
+    }
+
+    /// `settings`: the camera's own (`ServeSettings.cameraSettings()`);
+    /// `tagLogs`: name the camera on its log lines (with more than one).
+    init(settings: ServeSettings, logger: Logger, environment: [String: String], tagLogs: Bool) throws {
+        name = settings.routeName ?? settings.cameraName
+        self.settings = settings
+        let logger = tagLogs ? Self.logger(logger, camera: name) : logger
+        let assembly = try CameraAssembly(settings: settings, logger: logger)
+        do {
+            try AtomicFile.makeDirectory(settings.dataDir)
+        } catch let error as StorageError {
+            throw ConfigError.invalid("cannot make the data directory \(settings.dataDir): \(error)")
+        }
+        let stats = PipelineStats()
+        let videoStats = VideoStats()
+        let stream = StreamSink(stats: stats, videoStats: videoStats)
+        // The source's rate, for the encoder's keyframe interval and rate control; read when an encoder is made.
+        let sourceRate = LockedCallback<Void, Double>()
+        let h264 = settings.video.h264Enabled
+            ? H264Sink(settings: settings.video, stats: videoStats,
+                       sourceFPS: { sourceRate() ?? settings.cameraFPS }, relaysUp: { stats.hasRelaysUp }, logger: logger)
+            : nil
+        let events = settings.events.enabled
+            ? try EventServices(settings: settings, stats: stats, feed: h264?.feed, logger: logger, environment: environment)
+            : nil
+        let watchdog = WatchdogSink()
+        graph = try assembly.build(stats: stats, sinks: [stream] + (h264.map { [$0] } ?? []) + [watchdog]
+                                        + (events.map { [$0.sink] } ?? []))
+        let capture = graph.capture
+        sourceRate.setAction { capture.status.format?.fps ?? settings.cameraFPS }
+        self.stream = stream
+        self.h264 = h264
+        self.videoStats = videoStats
+        let targets = try settings.publish.map { try PublishTarget.parse($0, environment: environment) }
+        publishers = h264.map { sink in
+            targets.map { Publisher(target: $0, feed: sink.feed, logger: logger, watching: { stats.publishTarget(up: $0) }) }
+        } ?? []
+        events?.watch(templates: graph.templates, faces: graph.faceService)
+        self.events = events
+        recorder = try Self.segmentRecorder(settings: settings, feed: h264?.feed, logger: logger)
+        parts = StateParts(video: (h264?.feed, videoStats), publishers: publishers, clips: events?.sink.clips,
+                           recorder: recorder)
+        self.watchdog = watchdog
+    }
+
+    private let watchdog: WatchdogSink
+
+    /// The camera's name on every log line of its parts (beside one camera's, another's).
+    static func logger(_ base: Logger, camera: String) -> Logger {
+        var logger = base
+        logger[metadataKey: "camera"] = "\(camera)"
+        return logger
+    }
+
+    /// Main thread, before `start`: the server whose service thread sends
+    /// this camera's frames, and whose responsiveness its watchdog checks.
+    func connect(to server: StreamServer) {
+        watchdog.alsoRequire { seconds in server.serviceResponsive(within: seconds) }
+    }
+
+    func start(waking server: StreamServer) throws {
+        stream.connect(wake: { server.wake() })
+        h264?.connect(wake: { server.wake() })
+        try graph.start()
+        recorder?.start()
+        for publisher in publishers { publisher.start() }
+    }
+
+    func stop() {
+        for publisher in publishers { publisher.stop() }
+        graph.stop()
+        recorder?.stop()
+        stream.connect(wake: nil)
+        h264?.connect(wake: nil)
+    }
+
+    /// Continuous recording when `record.enabled` (it needs the H.264 encoder): its store loaded.
+    private static func segmentRecorder(settings: ServeSettings, feed: VideoFeed?, logger: Logger) throws -> SegmentRecorder? {
+        guard settings.record.enabled else { return nil }
+        guard let feed else {
+            logger.warning("recording: off (it needs video.h264)")
+            return nil
+        }
+        let store = RecordingStore(dataDirectory: settings.dataDir, limits: settings.record.limits)
+        let cut: Int
+        do {
+            cut = try store.load()
+        } catch {
+            throw ConfigError.invalid("cannot use the recordings directory \(store.directory): \(error)")
+        }
+        if cut > 0 { logger.notice("recording: \(cut) segment(s) cut short by an unclean stop kept up to their last fragment") }
+        logger.info("recording on", metadata: ["directory": "\(store.directory)", "segments": "\(store.list().count)",
+                                               "segmentSeconds": "\(settings.record.segmentSeconds)"])
+        return SegmentRecorder(store: store, feed: feed, segmentSeconds: settings.record.segmentSeconds, logger: logger)
+    }
+}
