@@ -119,6 +119,15 @@ public final class TokenStore: Sendable {
         return state.withLock { $0.revocations }
     }
 
+    /// The revocation count and every valid credential, as of one read of
+    /// the file (the server's `RevocationWatch` asks this off the service thread).
+    func validCredentials() -> (revocations: UInt64, valid: Set<Credential>) {
+        try? reload()
+        return state.withLock { state in
+            (state.revocations, Set((fixed + state.entries).map { Credential(name: $0.name, role: $0.role) }))
+        }
+    }
+
     public func list() -> [Summary] {
         try? reload()
         return fixed.map { Summary(name: $0.name, role: $0.role, createdAt: $0.createdAt, source: $0.name) }

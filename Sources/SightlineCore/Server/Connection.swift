@@ -1,7 +1,7 @@
 import Foundation
 
 /// What the server remembers about one connection. Owned by the lws
-/// service thread (StreamServer.connections); never touched elsewhere.
+/// service thread (`ConnectionTable`); never touched elsewhere.
 final class Connection {
     enum Role { case http, webSocket, mjpeg }
 
@@ -12,7 +12,7 @@ final class Connection {
     /// The HTTP request being received (until its body is complete).
     var request: HTTPRequest?
     /// libwebsockets reported this exchange's body complete (see
-    /// LWS_CALLBACK_HTTP_BODY_COMPLETION in StreamServer).
+    /// `RequestReader.bodyCompleted`).
     var bodyCompleted = false
     /// Body bytes received so far for `request`.
     var bodyBytes = 0
@@ -30,6 +30,9 @@ final class Connection {
     var streamCredential: Credential?
     /// A stream's credential; when it is revoked the stream is closed.
     var credential: Credential?
+    /// When the credential (`streamCredential`, or the WebSocket's) was
+    /// checked against the token store (`MonotonicClock.nanos`; see `RevocationNotice`).
+    var credentialCheckedNanos: UInt64 = 0
     var revoked = false
     /// The HTTP response body being written, and how far.
     var responseBody = Data()
@@ -39,7 +42,7 @@ final class Connection {
     var headOnly = false
 
     /// What the socket had received when this connection's last request's
-    /// headers were in (StreamServer.arrivedHeaderBytes measures the next from it).
+    /// headers were in (RequestReader.arrivedHeaderBytes measures the next from it).
     var receivedThroughHeaders = 0
 
     /// Index of the last frame this client was sent (see EncodedFrame.index).

@@ -49,7 +49,7 @@ public func fuzzRouting(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     case .work(let matched, let handler):
         _ = handler(matched)
     }
-    _ = StreamServer.sizeRefusal(uriBytes: path.utf8.count, headers: headers)
+    _ = RequestHeaders.sizeRefusal(uriBytes: path.utf8.count, headers: headers)
     _ = EventQuery.parse(query)
     _ = TemplateName.problem(with: path)
     _ = PersonName.validated(path)

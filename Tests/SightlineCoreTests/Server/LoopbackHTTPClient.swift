@@ -98,6 +98,27 @@ final class LoopbackHTTPClient {
         return buffered
     }
 
+    /// Whatever else arrives until the server closes; nil when the receive
+    /// timeout passed with the connection still open.
+    func untilClosed() -> Data? {
+        do {
+            while try fill() {}
+        } catch {
+            return nil
+        }
+        defer { buffered = Data() }
+        return buffered
+    }
+
+    /// Reads until `marker` has arrived (true), or the server closed or the timeout passed (false).
+    func waitFor(_ marker: String) -> Bool {
+        let bytes = Data(marker.utf8)
+        while buffered.range(of: bytes) == nil {
+            guard (try? fill()) == true else { return false }
+        }
+        return true
+    }
+
     /// False when the peer closed; throws on a receive timeout.
     private func fill() throws -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65536)

@@ -105,7 +105,7 @@ import Testing
 
     @Test func aBodyIsNeverTakenFromItsOwnRequestLine() {
         func check(_ body: String, _ method: HTTPRequest.Method = .post) -> Bool {
-            Array(body.utf8).withUnsafeBytes { StreamServer.isOwnRequestLine($0, method: method) }
+            Array(body.utf8).withUnsafeBytes { RequestReader.isOwnRequestLine($0, method: method) }
         }
         #expect(check("POST /api/templates HTTP/1.1\r\n"))
         #expect(check("POS"))
@@ -262,4 +262,77 @@ import Testing
         #expect(try running.answer().text == "done 0")
         for (index, client) in queued.enumerated() { #expect(try client.answer().text == "done \(index + 1)") }
     }
+
+    @Test func aRevokedTokenEndsItsStreamsAndTheStoreIsAskedOffTheServiceThread() throws {
+        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("sightline-revoke-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        let store = try TokenStore.open(dataDir: dataDir).store
+        let lobby = try store.add(name: "lobby", role: .viewer)
+        let hall = try store.add(name: "hall", role: .viewer)
+        let auth = AuthGuard(tokens: store, policy: AccessPolicy(viewOpen: false, loopbackBound: true))
+        let router = Router(routes: [Route(.get, "/stream.mjpg", access: .viewer) { _ in
+            HTTPResponse(contentType: MJPEG.contentType, body: .mjpegStream)
+        }], authorize: { auth.refusal(for: $0, needs: $1) })
+        // Which threads the revocation check asks the store (stat, read tokens.json) on.
+        let askedOn = ThreadNames()
+        var options = StreamServer.Options()
+        options.port = 0
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        let frames = LatestFrameSlot()
+        let server = StreamServer(options: options, frames: frames, stats: PipelineStats(), logger: logger, router: router,
+                                  worker: RequestWorker(), access: auth, video: nil, readTokens: {
+            askedOn.recordCurrent()
+            return store.validCredentials()
+        })
+        try server.start()
+        defer { server.stop() }
+        let port = server.boundPort
+
+        func webSocket(_ token: String) throws -> LoopbackHTTPClient {
+            let client = try LoopbackHTTPClient(port: port)
+            try client.request("GET", "/ws", port: port, headers: [
+                "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+                "Sec-WebSocket-Version: 13", "Authorization: Bearer \(token)",
+            ])
+            #expect(try client.answer(toHead: true).status == 101)
+            return client
+        }
+        func mjpeg(_ token: String) throws -> LoopbackHTTPClient {
+            let client = try LoopbackHTTPClient(port: port)
+            try client.request("GET", "/stream.mjpg", port: port, headers: ["Authorization: Bearer \(token)"])
+            let head = try client.answer(toHead: true)
+            #expect(head.status == 200 && head.headers["content-type"] == MJPEG.contentType)
+            return client
+        }
+        let revokedSocket = try webSocket(lobby)
+        let revokedStream = try mjpeg(lobby)
+        let keptStream = try mjpeg(hall)
+
+        // As `sightline token revoke` does it: another process's store, the same file.
+        #expect(try TokenStore.open(dataDir: dataDir).store.revoke(name: "lobby"))
+
+        // No frame is published meanwhile: the watch's finding alone wakes the service thread.
+        let closing = try #require(revokedSocket.untilClosed(), "the revoked /ws viewer is still open")
+        // A WebSocket close frame (unmasked, server to client): 1008, policy violation, and why.
+        #expect(closing.count > 4 && closing[0] == 0x88 && closing[2] == 0x03 && closing[3] == 0xF0)
+        #expect(String(decoding: closing.dropFirst(4), as: UTF8.self).contains("revoked"))
+        #expect(revokedStream.untilClosed() != nil, "the revoked MJPEG viewer is still open")
+        // The other token's stream goes on: it gets the next frame.
+        frames.publish(EncodedFrame(seq: 1, capturedAt: 0, capturedNanos: MonotonicClock.nanos(), width: 1, height: 1,
+                                    json: Data("{}".utf8), jpeg: Data([0xFF, 0xD8, 0xFF, 0xD9])))
+        server.wake()
+        #expect(keptStream.waitFor("--\(MJPEG.boundary)"))
+        // The store was asked for revocations, and only on the watch's own thread, never the service thread.
+        let threads = askedOn.names
+        #expect(!threads.isEmpty && threads.allSatisfy { $0.hasSuffix("revocations") }, "\(threads)")
+    }
+}
+
+/// The names of the threads something ran on.
+private final class ThreadNames: Sendable {
+    private let seen = Mutex<Set<String>>([])
+    func recordCurrent() { _ = seen.withLock { $0.insert(Thread.current.name ?? "unnamed") } }
+    var names: Set<String> { seen.withLock { $0 } }
 }

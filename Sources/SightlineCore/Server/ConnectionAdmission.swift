@@ -1,0 +1,103 @@
+import CSightlineLWS
+import Foundation
+
+/// Which new connections get in, so idle sockets cannot take the header
+/// buffers everyone needs: a connection counts as unfinished from its
+/// accept until its request headers are in (or it closes); an address with
+/// `maxUnfinishedPerAddress` unfinished ones is refused more, and when
+/// `maxUnfinished` are unfinished in all, the oldest is evicted.
+///
+/// Service thread only (owned by `CallbackDispatch`).
+final class ConnectionAdmission {
+    private let maxUnfinishedPerAddress: Int
+    private let maxUnfinished: Int
+    private let stats: PipelineStats
+    /// Connections that have not finished their headers: address and admission order by socket, and count by address.
+    private var unfinished: [Int32: (address: String, order: UInt64)] = [:]
+    private var unfinishedCount: [String: Int] = [:]
+    private var admissions: UInt64 = 0
+
+    init(maxUnfinishedPerAddress: Int, maxUnfinished: Int, stats: PipelineStats) {
+        self.maxUnfinishedPerAddress = maxUnfinishedPerAddress
+        self.maxUnfinished = maxUnfinished
+        self.stats = stats
+    }
+
+    /// Service thread (LWS_CALLBACK_FILTER_NETWORK_CONNECTION): a new TCP
+    /// connection, before anything is read. Refused (closed) when its address
+    /// already has `maxUnfinishedPerAddress` connections that have not
+    /// finished their request headers; when `maxUnfinished` are unfinished in
+    /// all, the oldest of them is evicted to make room, so a newcomer is
+    /// never locked out by sockets held open.
+    func admit(_ user: UnsafeMutableRawPointer?) -> Int32 {
+        guard let user else { return 0 }
+        let args = user.assumingMemoryBound(to: lws_filter_network_conn_args.self)
+        let fd = Int32(args.pointee.accept_fd)
+        let address = withUnsafePointer(to: &args.pointee.cli_addr) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Self.addressText($0) }
+        }
+        // This descriptor number was another connection's, which is gone: if its
+        // count was never given back (lws closes a request it cannot parse, a NUL
+        // in the path or headers past its buffer, and reports the wsi's end with
+        // the socket already invalid), give it back now. Without this, 16 such
+        // requests locked their address out for good (found by FuzzForms).
+        forget(fd)
+        let count = unfinishedCount[address, default: 0]
+        if count >= maxUnfinishedPerAddress {
+            stats.connectionRefused()
+            return 1
+        }
+        if unfinished.count >= maxUnfinished { evictOldest() }
+        unfinishedCount[address] = count + 1
+        admissions += 1
+        unfinished[fd] = (address, admissions)
+        return 0
+    }
+
+    /// Service thread: shuts down the socket of the connection that has waited
+    /// longest for its headers; lws sees the hang-up on its next poll and closes
+    /// it, freeing its header buffer. It stops counting as unfinished now.
+    private func evictOldest() {
+        guard let oldest = unfinished.min(by: { $0.value.order < $1.value.order })?.key else { return }
+        forget(oldest)
+        shutdown(oldest, Int32(SHUT_RDWR))
+        stats.connectionEvicted()
+    }
+
+    /// Service thread: a connection finished its headers (or closed).
+    func headersFinished(_ wsi: OpaquePointer) {
+        forget(Int32(lws_get_socket_fd(wsi)))
+    }
+
+    /// Service thread: whether the socket is still waiting for its headers.
+    func isUnfinished(_ fd: Int32) -> Bool {
+        unfinished[fd] != nil
+    }
+
+    /// Service thread: the socket no longer counts as unfinished.
+    func forget(_ fd: Int32) {
+        guard let address = unfinished.removeValue(forKey: fd)?.address else { return }
+        let left = unfinishedCount[address, default: 1] - 1
+        unfinishedCount[address] = left > 0 ? left : nil
+    }
+
+    /// Any thread (pure): the numeric address.
+    static func addressText(_ address: UnsafePointer<sockaddr>) -> String {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        switch Int32(address.pointee.sa_family) {
+        case AF_INET:
+            address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
+                var a = v4.pointee.sin_addr
+                _ = inet_ntop(AF_INET, &a, &text, socklen_t(text.count))
+            }
+        case AF_INET6:
+            address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
+                var a = v6.pointee.sin6_addr
+                _ = inet_ntop(AF_INET6, &a, &text, socklen_t(text.count))
+            }
+        default:
+            return "unknown"
+        }
+        return String(cChars: text)
+    }
+}

@@ -1,0 +1,255 @@
+import CSightlineLWS
+import Foundation
+import Logging
+
+/// Sends the newest frame to every streaming client whose socket can take
+/// it: `/ws` viewers (each frame's JSON, then its JPEG; or with `?video=h264`
+/// the H.264 feed through an `H264Viewer`) and `/stream.mjpg` viewers (one
+/// multipart part per frame). The pipeline leaves frames in `frames` and
+/// wakes the service thread, which asks each streaming client for a
+/// writeable callback (`wakeStreamingClients`); a client that cannot keep
+/// up is sent the newest frame when its socket drains, and the frames it
+/// missed count as skipped. Streams whose credential was revoked end here
+/// (`endRevokedStreams`, from the `RevocationWatch`'s finding).
+///
+/// Service thread only (owned by `CallbackDispatch`); `frames`, the stats and
+/// the video feed guard their own state.
+final class FrameFanOut {
+    private let table: ConnectionTable
+    private let frames: LatestFrameSlot
+    /// The H.264 sink's access units and the figures about them (nil: H.264 is off).
+    private let video: VideoFeed?
+    private let videoStats: VideoStats?
+    private let stats: PipelineStats
+    private let options: StreamServer.Options
+    private let sessions: SessionStore?
+    private let logger: Logger
+
+    init(table: ConnectionTable, frames: LatestFrameSlot, video: VideoFeed?, videoStats: VideoStats?,
+         stats: PipelineStats, options: StreamServer.Options, sessions: SessionStore?, logger: Logger) {
+        self.table = table
+        self.frames = frames
+        self.video = video
+        self.videoStats = videoStats
+        self.stats = stats
+        self.options = options
+        self.sessions = sessions
+        self.logger = logger
+    }
+
+    /// Service thread: a new frame is out: frames a client can no longer get (every one
+    /// older than the newest that it was not sent) count as skipped now, so
+    /// a stalled client's losses show even while it gets no callbacks.
+    func wakeStreamingClients() {
+        guard let latest = frames.latest else {
+            for (wsi, connection) in table.all where connection.video != nil { lws_callback_on_writable(wsi) }
+            return
+        }
+        for (wsi, connection) in table.all where connection.role != .http {
+            if connection.video != nil {
+                // Its socket calls back only once it has drained (TCP_NOTSENT_LOWAT): the viewer then takes what is due.
+                lws_callback_on_writable(wsi)
+                continue
+            }
+            if latest.index > connection.accountedThrough + 1 {
+                stats.clientSkipped(latest.index - 1 - connection.accountedThrough)
+                connection.accountedThrough = latest.index - 1
+            }
+            if connection.lastFrameIndex < latest.index || connection.pendingBinary != nil {
+                lws_callback_on_writable(wsi)
+            }
+        }
+    }
+
+    /// Service thread: a token was revoked (here or by `sightline token
+    /// revoke`): streams opened with it end, each on its next writeable
+    /// callback. The store was asked on the `RevocationWatch`'s thread; this
+    /// only compares credentials.
+    func endRevokedStreams(_ notice: RevocationNotice) {
+        for (wsi, connection) in table.all where connection.role != .http && !connection.revoked {
+            guard let credential = connection.credential,
+                  notice.revokes(credential, checkedNanos: connection.credentialCheckedNanos) else { continue }
+            connection.revoked = true
+            sessions?.close(credentialNamed: credential.name)
+            logger.notice("closing a stream whose token was revoked", metadata: ["token": "\(credential.name)"])
+            lws_callback_on_writable(wsi)
+        }
+    }
+
+    /// Service thread.
+    private func markSent(_ frame: EncodedFrame, to connection: Connection) {
+        connection.lastFrameIndex = frame.index
+        connection.accountedThrough = max(connection.accountedThrough, frame.index)
+    }
+
+    // MARK: - WebSocket
+
+    /// Service thread (LWS_CALLBACK_ESTABLISHED): a `/ws` viewer, with what it brought to its upgrade.
+    func webSocketEstablished(_ wsi: OpaquePointer) {
+        let connection = Connection(role: .webSocket, id: table.takeID())
+        let upgrade = table.upgrades.removeValue(forKey: wsi)
+        connection.credential = upgrade?.credential
+        connection.credentialCheckedNanos = upgrade?.credentialCheckedNanos ?? 0
+        connection.accountedThrough = frames.latest.map { $0.index - 1 } ?? 0
+        table.add(connection, for: wsi)
+        stats.clients(.webSocket, change: 1)
+        if case .h264(let pinned)? = upgrade?.format, let video {
+            startVideo(wsi, connection, pinned: pinned, feed: video)
+        } else if frames.latest != nil {
+            lws_callback_on_writable(wsi)
+        }
+    }
+
+    /// Service thread (LWS_CALLBACK_SERVER_WRITEABLE): ends a revoked stream
+    /// (1008), else sends what is due.
+    func webSocketWriteable(_ wsi: OpaquePointer) -> Int32 {
+        if table[wsi]?.revoked == true {
+            var reason = Array("the credential of this stream was revoked".utf8)
+            lws_close_reason(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, &reason, reason.count)
+            return -1
+        }
+        if let viewer = table[wsi]?.video, let video { return sendVideo(wsi, viewer, feed: video) }
+        return sendWebSocket(wsi)
+    }
+
+    /// Service thread (LWS_CALLBACK_CLOSED).
+    func webSocketClosed(_ wsi: OpaquePointer) {
+        guard let connection = table.remove(wsi) else { return }
+        stats.clients(.webSocket, change: -1)
+        if let viewer = connection.video, let video {
+            viewer.leave(video)
+            videoStats?.viewerLeft(id: connection.id)
+        }
+    }
+
+    /// Service thread: counts a client's incoming message (clients only
+    /// listen); one over `maxMessageBytes` closes it with 1009.
+    func receiveWebSocket(_ wsi: OpaquePointer, length: Int) -> Int32 {
+        guard let connection = table[wsi] else { return -1 }
+        connection.incomingMessageBytes += length
+        if connection.incomingMessageBytes > options.maxMessageBytes {
+            let reason = "message over \(options.maxMessageBytes) bytes"
+            var bytes = Array(reason.utf8)
+            lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, &bytes, bytes.count)
+            logger.notice("closing a WebSocket client", metadata: ["reason": "\(reason)", "peer": "\(RequestHeaders.peer(wsi))"])
+            return -1
+        }
+        if lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0 {
+            connection.incomingMessageBytes = 0
+        }
+        return 0
+    }
+
+    /// Service thread: JSON first, then on the next writeable callback the JPEG of the same frame.
+    private func sendWebSocket(_ wsi: OpaquePointer) -> Int32 {
+        guard let connection = table[wsi] else { return -1 }
+        if let frame = connection.pendingBinary {
+            let start = MonotonicClock.nanos()
+            guard ResponseWriter.write(wsi, frame.jpeg, LWS_WRITE_BINARY) else { return -1 }
+            let now = MonotonicClock.nanos()
+            stats.stage(.send, seconds: Double(now - start) / 1e9)
+            stats.frameSent(seq: frame.seq, bytes: frame.json.count + frame.jpeg.count,
+                            latencySeconds: Double(now &- frame.capturedNanos) / 1e9)
+            connection.pendingBinary = nil
+            if let latest = frames.latest, latest.index > connection.lastFrameIndex { lws_callback_on_writable(wsi) }
+            return 0
+        }
+        guard let frame = frames.latest, frame.index > connection.lastFrameIndex else { return 0 }
+        markSent(frame, to: connection)
+        guard ResponseWriter.write(wsi, frame.json, LWS_WRITE_TEXT) else { return -1 }
+        connection.pendingBinary = frame
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+
+    /// Service thread (ESTABLISHED of a `?video=h264` client): joins the video
+    /// feed (which asks the sink for a keyframe) and bounds what its socket may
+    /// hold unsent, so a slow link shows as lag here (see `H264Viewer`).
+    private func startVideo(_ wsi: OpaquePointer, _ connection: Connection, pinned: VideoRendition?, feed: VideoFeed) {
+        var policy = H264Viewer.Policy()
+        policy.maxLag = options.videoMaxLagSeconds
+        policy.lowAvailable = options.videoLowAvailable
+        connection.video = H264Viewer(format: pinned, policy: policy, feed: feed, now: MonotonicClock.nanos())
+        videoStats?.viewerJoined(id: connection.id, rendition: connection.video!.rendition, pinned: pinned != nil)
+        var lowat = options.videoSocketBacklogBytes
+        let fd = lws_get_socket_fd(wsi)
+        if fd >= 0, setsockopt(fd, Int32(IPPROTO_TCP), Self.tcpNotsentLowat, &lowat, socklen_t(MemoryLayout<Int32>.size)) != 0 {
+            logger.info("cannot bound an H.264 viewer's socket backlog", metadata: ["errno": "\(errno)"])
+        }
+        lws_callback_on_writable(wsi)
+    }
+
+    /// Linux's TCP_NOTSENT_LOWAT (netinet/tcp.h), which Glibc's Swift module does not export.
+    static let tcpNotsentLowat: Int32 = 25
+
+    /// Service thread: an H.264 viewer's socket can take more: the JSON of its
+    /// next frame, or that frame's access unit (never one without the other).
+    private func sendVideo(_ wsi: OpaquePointer, _ viewer: H264Viewer, feed: VideoFeed) -> Int32 {
+        guard let connection = table[wsi] else { return -1 }
+        let now = MonotonicClock.nanos()
+        let (step, events) = viewer.step(feed, now: now)
+        for event in events {
+            switch event {
+            case .skippedToKeyframe:
+                videoStats?.viewerSkipped(id: connection.id)
+            case .moved(let from, let to):
+                videoStats?.viewerMoved(id: connection.id, to: to)
+                logger.info("moved an H.264 viewer to another rendition",
+                            metadata: ["from": "\(from.rawValue)", "to": "\(to.rawValue)", "peer": "\(RequestHeaders.peer(wsi))"])
+            }
+        }
+        switch step {
+        case .wait:
+            return 0
+        case .json(let unit):
+            guard ResponseWriter.write(wsi, unit.json, LWS_WRITE_TEXT) else { return -1 }
+            lws_callback_on_writable(wsi)
+            return 0
+        case .accessUnit(let unit):
+            guard ResponseWriter.write(wsi, unit.data, LWS_WRITE_BINARY) else { return -1 }
+            let sent = MonotonicClock.nanos()
+            stats.stage(.send, seconds: Double(sent - now) / 1e9)
+            stats.frameSent(seq: unit.seq, bytes: unit.json.count + unit.data.count,
+                            latencySeconds: Double(sent &- unit.capturedNanos) / 1e9)
+            videoStats?.viewerSent(id: connection.id, bytes: unit.json.count + unit.data.count)
+            if viewer.hasWork(feed) { lws_callback_on_writable(wsi) }
+            return 0
+        }
+    }
+
+    // MARK: - MJPEG
+
+    /// Service thread: an MJPEG answer's head is out; the connection is a
+    /// stream from now on, under the credential its request presented.
+    func startMJPEG(_ wsi: OpaquePointer, _ connection: Connection) {
+        connection.role = .mjpeg
+        connection.credential = connection.streamCredential
+        connection.accountedThrough = frames.latest.map { $0.index - 1 } ?? 0
+        stats.clients(.mjpeg, change: 1)
+        lws_callback_on_writable(wsi)
+    }
+
+    /// Service thread: the newest frame as one MJPEG part, if the client has not had it.
+    func sendMJPEGPart(_ wsi: OpaquePointer, _ connection: Connection) -> Int32 {
+        // libwebsockets arms its content timeout (requestTimeoutSeconds) when
+        // the LWS_CALLBACK_HTTP that started this stream returns, and closed
+        // every stream 5 s in: a stream has no end, so it has no timeout. The
+        // first call comes on the writeable callback `startMJPEG` asked for, after that.
+        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
+        guard let frame = frames.latest, frame.index > connection.lastFrameIndex else { return 0 }
+        if lws_send_pipe_choked(wsi) != 0 { return 0 }
+        markSent(frame, to: connection)
+        var part = Data(MJPEG.partHead(length: frame.jpeg.count, seq: frame.seq, capturedAt: frame.capturedAt).utf8)
+        part.append(frame.jpeg)
+        part.append(contentsOf: [13, 10])
+        guard ResponseWriter.write(wsi, part, LWS_WRITE_HTTP) else { return -1 }
+        stats.frameSent(seq: frame.seq, bytes: part.count,
+                        latencySeconds: Double(MonotonicClock.nanos() &- frame.capturedNanos) / 1e9)
+        return 0
+    }
+
+    /// Service thread (LWS_CALLBACK_CLOSED_HTTP of a connection that was an MJPEG stream, or any HTTP one).
+    func httpClosed(_ connection: Connection) {
+        if connection.role == .mjpeg { stats.clients(.mjpeg, change: -1) }
+    }
+}
