@@ -165,15 +165,17 @@ public final class SightlineServer: Sendable {
         }
         let list = CamerasAPI(cameras: cameras, isAdmin: { request in Routes.isAdmin(auth, request) })
         let router = Routes.router(cameras: parts, extra: list.routes)
-        let first = cameras[0]
         var options = StreamServer.Options()
         options.host = settings.host
         options.port = settings.port
         options.tls = tls
         options.videoMaxLagSeconds = settings.video.maxLagSeconds
         options.videoLowAvailable = settings.video.lowEnabled
-        return StreamServer(options: options, frames: first.stream.slot, stats: first.graph.stats, logger: logger, router: router,
-                            access: auth, video: first.parts.video.feed.map { ($0, first.parts.video.stats) })
+        let feeds = cameras.map { unit in
+            CameraFeed(name: unit.name, frames: unit.stream.slot, stats: unit.graph.stats, video: unit.parts.video.feed,
+                       videoStats: unit.parts.video.feed == nil ? nil : unit.parts.video.stats)
+        }
+        return StreamServer(options: options, cameras: feeds, logger: logger, router: router, access: auth)
     }
 
     /// One camera's routes' parts: what its handlers read and change.

@@ -25,20 +25,23 @@ final class CallbackDispatch {
     private let certificates: CertificateReload?
     private let workerWaitSeconds: Int32
 
-    init(options: StreamServer.Options, loop: ServiceLoop, inbox: ServiceInbox, frames: LatestFrameSlot,
-         stats: PipelineStats, router: Router, worker: RequestWorker, access: AuthGuard?,
-         video: VideoFeed?, videoStats: VideoStats?, logger: Logger) {
+    private let cameras: CameraFeeds
+
+    /// `cameras`: the first is `/ws`'s; the server's own figures (refused connections) count in its stats.
+    init(options: StreamServer.Options, loop: ServiceLoop, inbox: ServiceInbox, cameras: CameraFeeds,
+         router: Router, worker: RequestWorker, access: AuthGuard?, logger: Logger) {
+        let stats = cameras.first.stats
+        self.cameras = cameras
         self.loop = loop
         self.inbox = inbox
         table = ConnectionTable()
         admission = ConnectionAdmission(maxUnfinishedPerAddress: options.maxUnfinishedPerAddress,
                                         maxUnfinished: options.maxUnfinished, stats: stats)
-        fanOut = FrameFanOut(table: table, frames: frames, video: video, videoStats: videoStats, stats: stats,
-                             options: options, sessions: access?.sessions, logger: logger)
+        fanOut = FrameFanOut(table: table, cameras: cameras, options: options, sessions: access?.sessions, logger: logger)
         writer = ResponseWriter(chunkBytes: options.chunkBytes, fanOut: fanOut)
         reader = RequestReader(options: options, table: table, writer: writer, admission: admission, router: router,
                                worker: worker, inbox: inbox, access: access, stats: stats, logger: logger,
-                               h264Available: video != nil)
+                               h264Available: cameras.first.video != nil, cameras: cameras)
         certificates = options.tls.map { CertificateReload(tls: $0, logger: logger) }
         workerWaitSeconds = Int32(options.workerWaitSeconds)
     }
@@ -66,7 +69,8 @@ final class CallbackDispatch {
             admission.headersFinished(wsi)
             return 0
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-            return RequestHeaders.path(wsi) == "/ws" ? 0 : 1
+            // `/ws`, or `/cam/NAME/ws` of a camera that exists.
+            return cameras.feed(forPath: RequestHeaders.path(wsi))?.path == "/ws" ? 0 : 1
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             admission.headersFinished(wsi)
             let upgrade = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? ""

@@ -26,6 +26,11 @@ final class Connection {
     var corsHeaders: [(String, String)] = []
     /// The Host the request came by (for the page's Content-Security-Policy).
     var requestHost = ""
+    /// The path of the request whose answer is being written (an MJPEG
+    /// stream's tells which camera it streams).
+    var requestPath = ""
+    /// A stream's camera (`/ws`, `/stream.mjpg`: the first; `/cam/NAME/...`: NAME).
+    var camera: CameraFeed?
     /// The credential the current request presented (kept if it becomes a stream).
     var streamCredential: Credential?
     /// A stream's credential; when it is revoked the stream is closed.

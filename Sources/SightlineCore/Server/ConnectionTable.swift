@@ -12,6 +12,8 @@ final class ConnectionTable {
         var credentialCheckedNanos: UInt64 = 0
         /// `?video=`.
         var format: StreamFormat = .jpeg
+        /// The camera its path names (nil: the first's).
+        var camera: CameraFeed?
     }
 
     private var connections: [OpaquePointer: Connection] = [:]

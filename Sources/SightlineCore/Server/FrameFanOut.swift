@@ -5,33 +5,26 @@ import Logging
 /// Sends the newest frame to every streaming client whose socket can take
 /// it: `/ws` viewers (each frame's JSON, then its JPEG; or with `?video=h264`
 /// the H.264 feed through an `H264Viewer`) and `/stream.mjpg` viewers (one
-/// multipart part per frame). The pipeline leaves frames in `frames` and
-/// wakes the service thread, which asks each streaming client for a
+/// multipart part per frame), each from the camera it asked for (`CameraFeed`:
+/// `/ws` the first, `/cam/NAME/ws` camera NAME). Each camera's pipeline leaves
+/// frames in its slot and wakes the service thread, which asks each streaming client for a
 /// writeable callback (`wakeStreamingClients`); a client that cannot keep
 /// up is sent the newest frame when its socket drains, and the frames it
 /// missed count as skipped. Streams whose credential was revoked end here
 /// (`endRevokedStreams`, from the `RevocationWatch`'s finding).
 ///
-/// Service thread only (owned by `CallbackDispatch`); `frames`, the stats and
-/// the video feed guard their own state.
+/// Service thread only (owned by `CallbackDispatch`); the cameras' slots,
+/// stats and video feeds guard their own state.
 final class FrameFanOut {
     private let table: ConnectionTable
-    private let frames: LatestFrameSlot
-    /// The H.264 sink's access units and the figures about them (nil: H.264 is off).
-    private let video: VideoFeed?
-    private let videoStats: VideoStats?
-    private let stats: PipelineStats
+    private let cameras: CameraFeeds
     private let options: StreamServer.Options
     private let sessions: SessionStore?
     private let logger: Logger
 
-    init(table: ConnectionTable, frames: LatestFrameSlot, video: VideoFeed?, videoStats: VideoStats?,
-         stats: PipelineStats, options: StreamServer.Options, sessions: SessionStore?, logger: Logger) {
+    init(table: ConnectionTable, cameras: CameraFeeds, options: StreamServer.Options, sessions: SessionStore?, logger: Logger) {
         self.table = table
-        self.frames = frames
-        self.video = video
-        self.videoStats = videoStats
-        self.stats = stats
+        self.cameras = cameras
         self.options = options
         self.sessions = sessions
         self.logger = logger
@@ -41,18 +34,17 @@ final class FrameFanOut {
     /// older than the newest that it was not sent) count as skipped now, so
     /// a stalled client's losses show even while it gets no callbacks.
     func wakeStreamingClients() {
-        guard let latest = frames.latest else {
-            for (wsi, connection) in table.all where connection.video != nil { lws_callback_on_writable(wsi) }
-            return
-        }
+        // Each camera's newest frame, read once per wake-up.
+        let newest = Dictionary(uniqueKeysWithValues: cameras.all.map { ($0.name, $0.frames.latest) })
         for (wsi, connection) in table.all where connection.role != .http {
             if connection.video != nil {
                 // Its socket calls back only once it has drained (TCP_NOTSENT_LOWAT): the viewer then takes what is due.
                 lws_callback_on_writable(wsi)
                 continue
             }
+            guard let camera = connection.camera, let latest = newest[camera.name] ?? nil else { continue }
             if latest.index > connection.accountedThrough + 1 {
-                stats.clientSkipped(latest.index - 1 - connection.accountedThrough)
+                camera.stats.clientSkipped(latest.index - 1 - connection.accountedThrough)
                 connection.accountedThrough = latest.index - 1
             }
             if connection.lastFrameIndex < latest.index || connection.pendingBinary != nil {
@@ -88,14 +80,16 @@ final class FrameFanOut {
     func webSocketEstablished(_ wsi: OpaquePointer) {
         let connection = Connection(role: .webSocket, id: table.takeID())
         let upgrade = table.upgrades.removeValue(forKey: wsi)
+        let camera = upgrade?.camera ?? cameras.first
+        connection.camera = camera
         connection.credential = upgrade?.credential
         connection.credentialCheckedNanos = upgrade?.credentialCheckedNanos ?? 0
-        connection.accountedThrough = frames.latest.map { $0.index - 1 } ?? 0
+        connection.accountedThrough = camera.frames.latest.map { $0.index - 1 } ?? 0
         table.add(connection, for: wsi)
-        stats.clients(.webSocket, change: 1)
-        if case .h264(let pinned)? = upgrade?.format, let video {
+        camera.stats.clients(.webSocket, change: 1)
+        if case .h264(let pinned)? = upgrade?.format, let video = camera.video {
             startVideo(wsi, connection, pinned: pinned, feed: video)
-        } else if frames.latest != nil {
+        } else if camera.frames.latest != nil {
             lws_callback_on_writable(wsi)
         }
     }
@@ -108,17 +102,17 @@ final class FrameFanOut {
             lws_close_reason(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, &reason, reason.count)
             return -1
         }
-        if let viewer = table[wsi]?.video, let video { return sendVideo(wsi, viewer, feed: video) }
+        if let viewer = table[wsi]?.video, let video = table[wsi]?.camera?.video { return sendVideo(wsi, viewer, feed: video) }
         return sendWebSocket(wsi)
     }
 
     /// Service thread (LWS_CALLBACK_CLOSED).
     func webSocketClosed(_ wsi: OpaquePointer) {
-        guard let connection = table.remove(wsi) else { return }
-        stats.clients(.webSocket, change: -1)
-        if let viewer = connection.video, let video {
+        guard let connection = table.remove(wsi), let camera = connection.camera else { return }
+        camera.stats.clients(.webSocket, change: -1)
+        if let viewer = connection.video, let video = camera.video {
             viewer.leave(video)
-            videoStats?.viewerLeft(id: connection.id)
+            camera.videoStats?.viewerLeft(id: connection.id)
         }
     }
 
@@ -142,7 +136,8 @@ final class FrameFanOut {
 
     /// Service thread: JSON first, then on the next writeable callback the JPEG of the same frame.
     private func sendWebSocket(_ wsi: OpaquePointer) -> Int32 {
-        guard let connection = table[wsi] else { return -1 }
+        guard let connection = table[wsi], let camera = connection.camera else { return -1 }
+        let stats = camera.stats
         if let frame = connection.pendingBinary {
             let start = MonotonicClock.nanos()
             guard ResponseWriter.write(wsi, frame.jpeg, LWS_WRITE_BINARY) else { return -1 }
@@ -151,10 +146,10 @@ final class FrameFanOut {
             stats.frameSent(seq: frame.seq, bytes: frame.json.count + frame.jpeg.count,
                             latencySeconds: Double(now &- frame.capturedNanos) / 1e9)
             connection.pendingBinary = nil
-            if let latest = frames.latest, latest.index > connection.lastFrameIndex { lws_callback_on_writable(wsi) }
+            if let latest = camera.frames.latest, latest.index > connection.lastFrameIndex { lws_callback_on_writable(wsi) }
             return 0
         }
-        guard let frame = frames.latest, frame.index > connection.lastFrameIndex else { return 0 }
+        guard let frame = camera.frames.latest, frame.index > connection.lastFrameIndex else { return 0 }
         markSent(frame, to: connection)
         guard ResponseWriter.write(wsi, frame.json, LWS_WRITE_TEXT) else { return -1 }
         connection.pendingBinary = frame
@@ -170,7 +165,7 @@ final class FrameFanOut {
         policy.maxLag = options.videoMaxLagSeconds
         policy.lowAvailable = options.videoLowAvailable
         connection.video = H264Viewer(format: pinned, policy: policy, feed: feed, now: MonotonicClock.nanos())
-        videoStats?.viewerJoined(id: connection.id, rendition: connection.video!.rendition, pinned: pinned != nil)
+        connection.camera?.videoStats?.viewerJoined(id: connection.id, rendition: connection.video!.rendition, pinned: pinned != nil)
         var lowat = options.videoSocketBacklogBytes
         let fd = lws_get_socket_fd(wsi)
         if fd >= 0, setsockopt(fd, Int32(IPPROTO_TCP), Self.tcpNotsentLowat, &lowat, socklen_t(MemoryLayout<Int32>.size)) != 0 {
@@ -185,7 +180,9 @@ final class FrameFanOut {
     /// Service thread: an H.264 viewer's socket can take more: the JSON of its
     /// next frame, or that frame's access unit (never one without the other).
     private func sendVideo(_ wsi: OpaquePointer, _ viewer: H264Viewer, feed: VideoFeed) -> Int32 {
-        guard let connection = table[wsi] else { return -1 }
+        guard let connection = table[wsi], let camera = connection.camera else { return -1 }
+        let stats = camera.stats
+        let videoStats = camera.videoStats
         let now = MonotonicClock.nanos()
         let (step, events) = viewer.step(feed, now: now)
         for event in events {
@@ -222,10 +219,12 @@ final class FrameFanOut {
     /// Service thread: an MJPEG answer's head is out; the connection is a
     /// stream from now on, under the credential its request presented.
     func startMJPEG(_ wsi: OpaquePointer, _ connection: Connection) {
+        let camera = cameras.feed(forPath: connection.requestPath)?.feed ?? cameras.first
         connection.role = .mjpeg
+        connection.camera = camera
         connection.credential = connection.streamCredential
-        connection.accountedThrough = frames.latest.map { $0.index - 1 } ?? 0
-        stats.clients(.mjpeg, change: 1)
+        connection.accountedThrough = camera.frames.latest.map { $0.index - 1 } ?? 0
+        camera.stats.clients(.mjpeg, change: 1)
         lws_callback_on_writable(wsi)
     }
 
@@ -236,20 +235,21 @@ final class FrameFanOut {
         // every stream 5 s in: a stream has no end, so it has no timeout. The
         // first call comes on the writeable callback `startMJPEG` asked for, after that.
         lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
-        guard let frame = frames.latest, frame.index > connection.lastFrameIndex else { return 0 }
+        guard let camera = connection.camera else { return -1 }
+        guard let frame = camera.frames.latest, frame.index > connection.lastFrameIndex else { return 0 }
         if lws_send_pipe_choked(wsi) != 0 { return 0 }
         markSent(frame, to: connection)
         var part = Data(MJPEG.partHead(length: frame.jpeg.count, seq: frame.seq, capturedAt: frame.capturedAt).utf8)
         part.append(frame.jpeg)
         part.append(contentsOf: [13, 10])
         guard ResponseWriter.write(wsi, part, LWS_WRITE_HTTP) else { return -1 }
-        stats.frameSent(seq: frame.seq, bytes: part.count,
+        camera.stats.frameSent(seq: frame.seq, bytes: part.count,
                         latencySeconds: Double(MonotonicClock.nanos() &- frame.capturedNanos) / 1e9)
         return 0
     }
 
     /// Service thread (LWS_CALLBACK_CLOSED_HTTP of a connection that was an MJPEG stream, or any HTTP one).
     func httpClosed(_ connection: Connection) {
-        if connection.role == .mjpeg { stats.clients(.mjpeg, change: -1) }
+        if connection.role == .mjpeg { connection.camera?.stats.clients(.mjpeg, change: -1) }
     }
 }

@@ -27,12 +27,14 @@ final class RequestReader {
     private let logger: Logger
     /// Whether `/ws?video=h264` can be served.
     private let h264Available: Bool
+    /// Which camera a WebSocket's path streams.
+    private let cameras: CameraFeeds
     /// The port the context is bound to (set before the service thread starts; for the Host check).
     var boundPort = 0
 
     init(options: StreamServer.Options, table: ConnectionTable, writer: ResponseWriter, admission: ConnectionAdmission,
          router: Router, worker: RequestWorker, inbox: ServiceInbox, access: AuthGuard?, stats: PipelineStats,
-         logger: Logger, h264Available: Bool) {
+         logger: Logger, h264Available: Bool, cameras: CameraFeeds) {
         self.options = options
         self.table = table
         self.writer = writer
@@ -44,6 +46,7 @@ final class RequestReader {
         self.stats = stats
         self.logger = logger
         self.h264Available = h264Available
+        self.cameras = cameras
     }
 
     // MARK: - HTTP
@@ -81,6 +84,7 @@ final class RequestReader {
         // After the store was asked: a revocation found by a later read of it ends the stream (see RevocationNotice).
         connection.credentialCheckedNanos = MonotonicClock.nanos()
         connection.requestHost = request.headers["host"] ?? ""
+        connection.requestPath = request.path
         connection.headOnly = request.method == .head
         let hasBody = [.post, .put, .patch].contains(request.method)
         let contentLength = request.headers["content-length"]
@@ -325,7 +329,12 @@ final class RequestReader {
                 return ResponseWriter.writeWholeBeforeClosing(wsi, refusal) ? 1 : -1
             }
         }
+        guard let camera = cameras.feed(forPath: request.path), camera.path == "/ws" else {
+            let missing = HTTPResponse.error(404, "no such camera", detail: "\(request.path) streams no camera; see /api/cameras")
+            return ResponseWriter.writeWholeBeforeClosing(wsi, missing) ? 1 : -1
+        }
         var upgrade = ConnectionTable.Upgrade()
+        upgrade.camera = camera.feed
         switch StreamFormat.parse(request.query, h264Available: h264Available, lowAvailable: options.videoLowAvailable) {
         case .failure(let refused):
             return ResponseWriter.writeWholeBeforeClosing(wsi, refused.response) ? 1 : -1

@@ -78,11 +78,9 @@ public final class StreamServer: Sendable {
     }
 
     public let options: Options
-    private let frames: LatestFrameSlot
-    /// The H.264 sink's access units and the figures about them (nil: H.264 is off).
-    private let video: VideoFeed?
-    private let videoStats: VideoStats?
-    private let stats: PipelineStats
+    /// Every camera it streams, the first on `/ws` and `/stream.mjpg`.
+    private let cameras: CameraFeeds
+    private var stats: PipelineStats { cameras.first.stats }
     private let router: Router
     private let worker: RequestWorker
     /// Host, Origin and credential checks that come before routing (nil: none).
@@ -94,23 +92,29 @@ public final class StreamServer: Sendable {
     private let revocations: RevocationWatch?
     private let port = Atomic<Int>(0)
 
+    /// One camera's server.
     public convenience init(options: Options, frames: LatestFrameSlot, stats: PipelineStats, logger: Logger, router: Router,
                             worker: RequestWorker = RequestWorker(), access: AuthGuard? = nil,
                             video: (feed: VideoFeed, stats: VideoStats)? = nil) {
-        self.init(options: options, frames: frames, stats: stats, logger: logger, router: router, worker: worker,
-                  access: access, video: video, readTokens: nil)
+        self.init(options: options, cameras: [CameraFeed(name: "camera", frames: frames, stats: stats, video: video?.feed,
+                                                         videoStats: video?.stats)],
+                  logger: logger, router: router, worker: worker, access: access, readTokens: nil)
+    }
+
+    /// `cameras`: at least one; the first streams on `/ws` and `/stream.mjpg`, each on `/cam/NAME/`.
+    public convenience init(options: Options, cameras: [CameraFeed], logger: Logger, router: Router,
+                            worker: RequestWorker = RequestWorker(), access: AuthGuard? = nil) {
+        self.init(options: options, cameras: cameras, logger: logger, router: router, worker: worker, access: access,
+                  readTokens: nil)
     }
 
     /// `readTokens`: how the revocation watch asks the token store (nil: `access.tokens.validCredentials`; tests wrap it).
-    init(options: Options, frames: LatestFrameSlot, stats: PipelineStats, logger: Logger, router: Router,
-         worker: RequestWorker, access: AuthGuard?, video: (feed: VideoFeed, stats: VideoStats)?,
-         readTokens: RevocationWatch.Read?) {
+    init(options: Options, cameras: [CameraFeed], logger: Logger, router: Router,
+         worker: RequestWorker, access: AuthGuard?, readTokens: RevocationWatch.Read?) {
+        precondition(!cameras.isEmpty, "a stream server needs a camera")
         self.access = access
-        self.video = video?.feed
-        self.videoStats = video?.stats
         self.options = options
-        self.frames = frames
-        self.stats = stats
+        self.cameras = CameraFeeds(all: cameras)
         self.logger = logger
         self.router = router
         self.worker = worker
@@ -135,9 +139,8 @@ public final class StreamServer: Sendable {
     /// Main thread (once): binds, starts the worker, the service thread and the revocation watch.
     /// Throws when the port cannot be bound.
     public func start() throws {
-        let dispatch = CallbackDispatch(options: options, loop: loop, inbox: inbox, frames: frames, stats: stats,
-                                        router: router, worker: worker, access: access, video: video,
-                                        videoStats: videoStats, logger: logger)
+        let dispatch = CallbackDispatch(options: options, loop: loop, inbox: inbox, cameras: cameras,
+                                        router: router, worker: worker, access: access, logger: logger)
         let bound = try loop.start(options, dispatch: dispatch)
         port.store(bound, ordering: .releasing)
         worker.start()

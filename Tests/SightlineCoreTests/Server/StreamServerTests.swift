@@ -281,8 +281,8 @@ import Testing
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         let frames = LatestFrameSlot()
-        let server = StreamServer(options: options, frames: frames, stats: PipelineStats(), logger: logger, router: router,
-                                  worker: RequestWorker(), access: auth, video: nil, readTokens: {
+        let server = StreamServer(options: options, cameras: [CameraFeed(name: "camera", frames: frames, stats: PipelineStats())],
+                                  logger: logger, router: router, worker: RequestWorker(), access: auth, readTokens: {
             askedOn.recordCurrent()
             return store.validCredentials()
         })

@@ -1,0 +1,123 @@
+"""Several cameras in one process (`cameras:` in the config): each streams its own frames
+and boxes on /cam/NAME/ws and /cam/NAME/stream.mjpg, answers its own API under
+/api/cameras/NAME/, keeps its events in its own data directory, and one camera whose
+source fails does not stall the others. The unprefixed routes stay the first camera's.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+from conftest import (REPO, TOKEN, FrameLog, check_frame_pairs, decode_jpeg, http_get, read_mjpeg_parts,
+                      receive_frames, ws_connect)
+
+VIDEO = REPO.parent / "shared" / "testdata" / "video" / "vtest.avi"  # 768x576, 10 fps
+
+
+def write_config(path: Path, video: Path) -> Path:
+    path.write_text(
+        "cameras:\n"
+        "  front:\n"
+        "    source: {spec: \"demo?fps=15\"}\n"
+        "  yard:\n"
+        f"    source: {{spec: \"file:{video}\"}}\n"
+        "    faces: {enabled: false}\n"
+        "    camera: back-yard\n"
+        "  gone:\n"
+        "    source: {spec: \"file:/nonexistent/sightline-no-such-video.avi\"}\n")
+    return path
+
+
+def get_json(server, path: str):
+    status, _, body = http_get(server.port, path, headers={"authorization": f"Bearer {TOKEN}"})
+    assert status == 200, f"GET {path}: {status} {body[:300]!r}"
+    return json.loads(body)
+
+
+def frames_of(server, path: str, pairs: int) -> FrameLog:
+    log = FrameLog()
+    with ws_connect(server.port, path) as ws:
+        receive_frames(ws, log, pairs=pairs, timeout=30)
+    check_frame_pairs(log, path)
+    assert len(log.pairs) >= pairs, f"{path}: {len(log.pairs)} frames of {pairs}"
+    return log
+
+
+def test_each_camera_streams_its_own_frames_and_answers_its_own_api(sightline, tmp_path):
+    config = write_config(tmp_path / "cameras.yaml", VIDEO)
+    server = sightline("--config", str(config), source=None, wait=False)
+    server.wait_bound()
+    deadline = time.monotonic() + 30
+    listing = None
+    while time.monotonic() < deadline:
+        listing = get_json(server, "/api/cameras")
+        states = {c["name"]: c["state"] for c in listing["cameras"]}
+        if states.get("front") == "live" and states.get("yard") == "live":
+            break
+        time.sleep(0.2)
+    names = [c["name"] for c in listing["cameras"]]
+    assert names == ["front", "yard", "gone"], "the config's order"
+    by_name = {c["name"]: c for c in listing["cameras"]}
+    assert by_name["yard"]["camera"] == "back-yard" and by_name["front"]["camera"] == "front"
+    assert by_name["yard"]["paths"]["ws"] == "/cam/yard/ws"
+    assert by_name["gone"]["state"] != "live", by_name["gone"]
+
+    # Each camera's /ws carries its own frames (the demo is 640x480, vtest 768x576), with
+    # 0 contract violations; /ws is the first camera's. A failing camera stalls neither.
+    front = frames_of(server, "/cam/front/ws", 10)
+    yard = frames_of(server, "/cam/yard/ws", 10)
+    plain = frames_of(server, "/ws", 5)
+    assert {(m["width"], m["height"]) for m, *_ in front.pairs} == {(640, 480)}
+    assert {(m["width"], m["height"]) for m, *_ in yard.pairs} == {(768, 576)}
+    assert {(m["width"], m["height"]) for m, *_ in plain.pairs} == {(640, 480)}
+    # The demo's template is boxed on its own camera's frames only.
+    assert any(d["kind"] == "template" for m, *_ in front.pairs for d in m["detections"])
+    assert not any(d["kind"] == "face" for m, *_ in yard.pairs for d in m["detections"]), "faces are off on yard"
+
+    # MJPEG and snapshots per camera; a camera that does not exist is a 404.
+    status, _, _, parts = read_mjpeg_parts(server.port, "/cam/yard/stream.mjpg", nparts=2)
+    assert status == 200 and len(parts) == 2
+    assert all(decode_jpeg(jpeg).size == (768, 576) for _, jpeg in parts), "yard's own pictures"
+    status, headers, body = http_get(server.port, "/cam/yard/snapshot.jpg")
+    assert status == 200 and body[:2] == b"\xff\xd8"
+    assert http_get(server.port, "/cam/gone/snapshot.jpg")[0] == 503
+    assert http_get(server.port, "/cam/garage/snapshot.jpg")[0] == 404
+    assert http_get(server.port, "/api/cameras/garage/state")[0] == 404
+
+    # Each camera's own API: state, templates, events, on its own data directory.
+    yard_state = get_json(server, "/api/cameras/yard/state")
+    assert yard_state["source"]["width"] == 768 and "faces" not in yard_state
+    front_state = get_json(server, "/api/cameras/front/state")
+    assert front_state["source"]["width"] == 640 and front_state["faces"]["mode"] in ("active", "still", "unwatched")
+    assert get_json(server, "/api/state")["source"]["name"] == front_state["source"]["name"]
+    assert [t["name"] for t in get_json(server, "/api/cameras/front/templates")["templates"]]
+    assert get_json(server, "/api/cameras/yard/templates")["templates"] == []
+    data = server.data_dir / "cameras"
+    assert sorted(p.name for p in data.iterdir()) == ["front", "gone", "yard"]
+    server.assert_alive()
+
+
+def test_a_restart_keeps_every_camera_and_its_events(sightline, tmp_path):
+    config = write_config(tmp_path / "cameras.yaml", VIDEO)
+    first = sightline("--config", str(config), "--data-dir", str(tmp_path / "data"), source=None, wait=False)
+    first.wait_bound()
+    # The demo's template makes an event on front within seconds.
+    deadline = time.monotonic() + 40
+    events = []
+    while time.monotonic() < deadline and not events:
+        events = get_json(first, "/api/cameras/front/events")["events"]
+        time.sleep(0.3)
+    assert events, "no event on the demo camera"
+    assert all(e["camera"] == "front" for e in events)
+    assert get_json(first, "/api/cameras/yard/events")["events"] == [] or \
+        all(e["camera"] == "back-yard" for e in get_json(first, "/api/cameras/yard/events")["events"])
+    first.stop_checked()
+    second = sightline("--config", str(config), "--data-dir", str(tmp_path / "data"), source=None, wait=False)
+    second.wait_bound()
+    names = [c["name"] for c in get_json(second, "/api/cameras")["cameras"]]
+    assert names == ["front", "yard", "gone"]
+    kept = {e["id"] for e in get_json(second, "/api/cameras/front/events")["events"]}
+    assert {e["id"] for e in events} <= kept, "front's events survive the restart"
