@@ -33,7 +33,8 @@ public struct CameraAssembly {
     }
 
     /// The whole graph, counting into `stats`, its pipeline feeding `sinks` in this order.
-    public func build(stats: PipelineStats = PipelineStats(), sinks: [FrameSink]) throws -> CameraGraph {
+    /// `sharing`: the detection thread and models every camera of a server shares (nil: this camera's own).
+    public func build(stats: PipelineStats = PipelineStats(), sinks: [FrameSink], sharing: FaceSharing? = nil) throws -> CameraGraph {
         try FileManager.default.createDirectory(atPath: settings.dataDir, withIntermediateDirectories: true)
         let factory = sourceFactory
         let (source, resolved) = try factory.make(SourceSpec.parse(settings.source))
@@ -42,7 +43,7 @@ public struct CameraAssembly {
 
         let mailbox = FrameMailbox()
         let capture = CaptureLoop(source: source, spec: settings.source, mailbox: mailbox, stats: stats, logger: logger)
-        let faces = try makeFaces(stats: stats, sinks: sinks)
+        let faces = try makeFaces(stats: stats, sinks: sinks, sharing: sharing)
         let detection: [PipelineStage] = (faces.map { [$0.stage] } ?? [])
             + [TemplateStage(matcher: TemplateMatcher(options: settings.matcherOptions), library: library)]
 
@@ -108,7 +109,7 @@ public struct CameraAssembly {
     }
 
     /// The face detector (YuNet, else Haar), recognition and their stage; nil when faces are off.
-    func makeFaces(stats: PipelineStats, sinks: [FrameSink]) throws -> Faces? {
+    func makeFaces(stats: PipelineStats, sinks: [FrameSink], sharing: FaceSharing? = nil) throws -> Faces? {
         guard settings.facesEnabled else { return nil }
         var yunet = YuNetDetector.Options()
         yunet.regionOfInterest = settings.faceRegion
@@ -123,7 +124,8 @@ public struct CameraAssembly {
         yunet.crowdFaces = YuNetDetector.liveCrowdFaces
         var haar = HaarFaceDetector.Options()
         haar.regionOfInterest = settings.faceRegion
-        let choice = try FaceDetectorFactory.choose(modelPath: settings.faceModel, yunet: yunet, haar: haar, logger: logger)
+        let choice = try FaceDetectorFactory.choose(modelPath: settings.faceModel, yunet: yunet, haar: haar, sharing: sharing,
+                                                    logger: logger)
         let detector = choice.detector
         let service = FaceService(recognizer: try FaceRecognizer(store: PeopleStore(dataDirectory: settings.dataDir)),
                                   storageFailures: StorageFailureReporter(stats: stats, logger: logger))
@@ -142,7 +144,8 @@ public struct CameraAssembly {
                                                           fineEverySeconds: settings.faceFineEverySeconds),
                               isWatched: { sinks.contains { $0.consumesFaces } },
                               opticalFlow: settings.faceOpticalFlow,
-                              cutDetector: try (detector as? YuNetDetector)?.cutFrameDetector(), stats: stats)
+                              cutDetector: try (detector as? YuNetDetector)?.cutFrameDetector(), stats: stats,
+                              sharedThread: sharing?.thread)
         return Faces(stage: stage, service: service, info: info)
     }
 }

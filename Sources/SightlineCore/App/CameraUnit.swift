@@ -37,7 +37,9 @@ public final class CameraUnit: Sendable {
 
     /// `settings`: the camera's own (`ServeSettings.cameraSettings()`);
     /// `tagLogs`: name the camera on its log lines (with more than one).
-    init(settings: ServeSettings, logger: Logger, environment: [String: String], tagLogs: Bool) throws {
+    /// `sharing`: the face detection thread and models every camera shares.
+    init(settings: ServeSettings, logger: Logger, environment: [String: String], tagLogs: Bool,
+         sharing: FaceSharing? = nil) throws {
         name = settings.routeName ?? settings.cameraName
         self.settings = settings
         let logger = tagLogs ? Self.logger(logger, camera: name) : logger
@@ -61,7 +63,7 @@ public final class CameraUnit: Sendable {
             : nil
         let watchdog = WatchdogSink()
         graph = try assembly.build(stats: stats, sinks: [stream] + (h264.map { [$0] } ?? []) + [watchdog]
-                                        + (events.map { [$0.sink] } ?? []))
+                                        + (events.map { [$0.sink] } ?? []), sharing: sharing)
         let capture = graph.capture
         sourceRate.setAction { capture.status.format?.fps ?? settings.cameraFPS }
         self.stream = stream

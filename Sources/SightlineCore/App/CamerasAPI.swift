@@ -17,10 +17,12 @@ struct CamerasAPI: Sendable {
             var api: String
         }
 
-        struct Faces: Codable, Sendable, Equatable {
+        struct Faces: Codable, Sendable {
             var mode: String?
             var passes: UInt64
             var passesPerSecond: Double
+            /// Its part of the shared detection thread's passes now (0-1).
+            var share: Double
         }
 
         var name: String
@@ -37,11 +39,22 @@ struct CamerasAPI: Sendable {
         var paths: Paths
     }
 
+    /// The one face detection thread every camera's passes run on.
+    struct FaceDetection: Codable, Sendable {
+        /// Cameras with faces on (the thread's lanes).
+        var lanes: Int
+        /// YuNet model files loaded (once each, for every camera).
+        var modelsLoaded: Int
+        var passesPerSecond: Double
+    }
+
     struct Listing: Codable, Sendable {
         var cameras: [Summary]
+        var faceDetection: FaceDetection
     }
 
     let cameras: [CameraUnit]
+    let sharing: FaceSharing
     let isAdmin: @Sendable (HTTPRequest) -> Bool
 
     var routes: [Route] {
@@ -53,9 +66,12 @@ struct CamerasAPI: Sendable {
     }
 
     func listing(admin: Bool) -> Listing {
-        Listing(cameras: cameras.map { unit in
+        let snapshots = cameras.map { $0.graph.stats.snapshot() }
+        let total = zip(cameras, snapshots).reduce(0.0) { sum, pair in
+            sum + (pair.0.graph.facesInfo == nil ? 0 : pair.1.facePassesPerSecond)
+        }
+        let summaries = zip(cameras, snapshots).map { unit, stats in
             let status = unit.graph.capture.status
-            let stats = unit.graph.stats.snapshot()
             let name = unit.name
             return Summary(
                 name: name, camera: unit.settings.cameraName,
@@ -67,10 +83,14 @@ struct CamerasAPI: Sendable {
                 clients: ServerState.Clients(ws: stats.webSocketClients, mjpeg: stats.mjpegClients),
                 faces: unit.graph.facesInfo.map { _ in
                     Summary.Faces(mode: stats.faceMode?.rawValue, passes: stats.facePasses,
-                                  passesPerSecond: stats.facePassesPerSecond.rounded(toPlaces: 2))
+                                  passesPerSecond: stats.facePassesPerSecond.rounded(toPlaces: 2),
+                                  share: total > 0 ? (stats.facePassesPerSecond / total).rounded(toPlaces: 3) : 0)
                 },
                 paths: Summary.Paths(ws: "/cam/\(name)/ws", mjpeg: "/cam/\(name)/stream.mjpg",
                                      snapshot: "/cam/\(name)/snapshot.jpg", api: "/api/cameras/\(name)/"))
-        })
+        }
+        return Listing(cameras: summaries,
+                       faceDetection: FaceDetection(lanes: sharing.thread.laneCount, modelsLoaded: sharing.modelsLoaded,
+                                                    passesPerSecond: total.rounded(toPlaces: 2)))
     }
 }

@@ -18,6 +18,8 @@ public final class SightlineServer: Sendable {
     private let server: StreamServer
     private let logger: Logger
     private let startedAt = MonotonicClock.nanos()
+    /// One face detection thread, and each model loaded once, for every camera.
+    public let faceSharing: FaceSharing
 
     /// The first camera (the unprefixed routes').
     public var camera: CameraGraph { cameras[0].graph }
@@ -46,15 +48,17 @@ public final class SightlineServer: Sendable {
         if settings.viewingIsOpen && !ServeSettings.isLoopback(settings.host) {
             logger.warning("viewing is open to anyone who can reach \(settings.host):\(settings.port) (access.view: open)")
         }
+        let sharing = FaceSharing()
+        faceSharing = sharing
         var cameras: [CameraUnit] = []
         for own in cameraSettings {
             cameras.append(try CameraUnit(settings: own, logger: logger, environment: environment,
-                                          tagLogs: cameraSettings.count > 1))
+                                          tagLogs: cameraSettings.count > 1, sharing: sharing))
         }
         self.cameras = cameras
         let tls = try Self.tlsFiles(settings: settings, logger: logger)
-        let server = Self.makeServer(settings: settings, cameras: cameras, tokens: tokens, tls: tls, startedAt: startedAt,
-                                     logger: logger)
+        let server = Self.makeServer(settings: settings, cameras: cameras, sharing: sharing, tokens: tokens, tls: tls,
+                                     startedAt: startedAt, logger: logger)
         self.server = server
         for camera in cameras { camera.connect(to: server) }
     }
@@ -84,6 +88,7 @@ public final class SightlineServer: Sendable {
     public func stop() {
         ServiceManager.stopping()
         for camera in cameras { camera.stop() }
+        faceSharing.stop()
         server.stop()
     }
 
@@ -155,7 +160,8 @@ public final class SightlineServer: Sendable {
         server.reloadCertificate()
     }
 
-    private static func makeServer(settings: ServeSettings, cameras: [CameraUnit], tokens: TokenStore, tls: TLSFiles?,
+    private static func makeServer(settings: ServeSettings, cameras: [CameraUnit], sharing: FaceSharing, tokens: TokenStore,
+                                   tls: TLSFiles?,
                                    startedAt: UInt64, logger: Logger) -> StreamServer {
         let auth = AuthGuard(tokens: tokens, sessions: SessionStore(lifetime: settings.sessionMinutes * 60),
                              policy: AccessPolicy(settings: settings))
@@ -163,7 +169,7 @@ public final class SightlineServer: Sendable {
         let parts = cameras.map { unit in
             (name: unit.name, parts: routeParts(unit, auth: auth, staticFiles: staticFiles, startedAt: startedAt, logger: logger))
         }
-        let list = CamerasAPI(cameras: cameras, isAdmin: { request in Routes.isAdmin(auth, request) })
+        let list = CamerasAPI(cameras: cameras, sharing: sharing, isAdmin: { request in Routes.isAdmin(auth, request) })
         let router = Routes.router(cameras: parts, extra: list.routes)
         var options = StreamServer.Options()
         options.host = settings.host

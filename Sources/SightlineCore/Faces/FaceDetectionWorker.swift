@@ -1,18 +1,23 @@
 import Foundation
 
-/// Runs a face detector on its own thread, on the newest frame it is given,
-/// so a slow detection (Haar takes about a frame budget, more on a busy
+/// Runs a face detector beside the pipeline, on the newest frame it is
+/// given, so a slow detection (Haar takes about a frame budget, more on a busy
 /// machine) never holds up the pipeline. A frame offered while it is busy
 /// waits in a one-frame slot, replacing any older one there, so the next
 /// detection starts the moment the last ends (rather than on the next frame
 /// to arrive): detections per second are 1 / detection time. Frames that are
 /// replaced are not detected on; the tracker carries the boxes.
 ///
+/// It runs on its own thread (`sightline.faces`), or as one camera's lane of
+/// a `FaceDetectionThread` that every camera shares (one detection budget:
+/// the lanes take turns, so a busy camera cannot starve another's passes).
+///
 /// Threads: `offer` and `takeResult` are called by the pipeline thread; the
-/// detector belongs to the worker thread (`sightline.faces`), which alone
-/// calls it. `@unchecked Sendable` by that: `pending`, `result`, `failure`
-/// and `stopped` are read and written only while `condition` (an
-/// NSCondition, a lock with waits) is held, and `detector` only on the worker.
+/// detector belongs to the detecting thread, which alone calls it.
+/// `@unchecked Sendable` by that: `pending`, `result`, `failure`, `stopped`,
+/// `running` and `previous` are read and written only while `condition` (an
+/// NSCondition, a lock with waits; the shared thread's when it is a lane) is
+/// held, and `detector` only on the detecting thread.
 public final class FaceDetectionWorker: @unchecked Sendable {
     public struct Result: Sendable {
         public let observations: [FaceObservation]
@@ -27,7 +32,9 @@ public final class FaceDetectionWorker: @unchecked Sendable {
 
     private let detector: FaceDetector
     private let limit: Int
-    private let condition = NSCondition()
+    private let condition: NSCondition
+    /// The shared thread it is a lane of (nil: its own thread).
+    private let shared: FaceDetectionThread?
     private var pending: (image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double, hints: [FaceObservation], fine: Int?)?
     private var result: Result?
     /// Results of frames taken before this time are dropped (`discardResults`).
@@ -41,9 +48,22 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     /// The faces of the last pass and its frame's time (guarded by `condition`).
     private var previous: (faces: [FaceObservation], capturedAt: Double) = ([], -Double.infinity)
 
-    public init(detector: FaceDetector, limit: Int) {
+    /// Passes run for this worker (guarded by `condition`).
+    private var passes: UInt64 = 0
+    /// When its last pass ended, for the shared thread's turns (guarded by `condition`).
+    var lastServedNanos: UInt64 = 0
+
+    /// `shared`: run as a lane of that thread (every camera's detections on
+    /// one thread, in turns); nil: on a thread of its own.
+    public init(detector: FaceDetector, limit: Int, shared: FaceDetectionThread? = nil) {
         self.detector = detector
         self.limit = limit
+        self.shared = shared
+        condition = shared?.condition ?? NSCondition()
+        if let shared {
+            shared.add(self)
+            return
+        }
         let thread = Thread { [self] in
             Thread.setOSName("sightline.faces")
             BackgroundPriority.lowerCurrentThread(by: BackgroundPriority.faceNiceness)
@@ -66,7 +86,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         defer { condition.unlock() }
         guard !stopped else { return false }
         pending = (image, gray, capturedAt, hints, fine)
-        condition.signal()
+        condition.broadcast()  // the detecting thread (a shared one's lock has other waiters too)
         return true
     }
 
@@ -105,10 +125,37 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     public func stop() {
         condition.lock()
         stopped = true
+        pending = nil
         condition.broadcast()
+        if let shared {
+            // A lane: its pass under way (if any) ends first; the shared thread goes on for the others.
+            while running { condition.wait() }
+            condition.unlock()
+            shared.remove(self)
+            return
+        }
         while !exited { condition.wait() }
         condition.unlock()
     }
+
+    /// Passes run so far (any thread).
+    public var passCount: UInt64 {
+        condition.lock()
+        defer { condition.unlock() }
+        return passes
+    }
+
+    /// A detection to run: the frame and what goes with it.
+    struct Job {
+        let image: ImageBuffer
+        let gray: ImageBuffer?
+        let capturedAt: Double
+        let hints: [FaceObservation]
+        let fine: Int?
+    }
+
+    /// With `condition` held: whether a frame waits.
+    var hasPending: Bool { pending != nil && !stopped }
 
     private func run() {
         while true {
@@ -120,42 +167,59 @@ public final class FaceDetectionWorker: @unchecked Sendable {
                 condition.unlock()
                 return
             }
-            let job = pending!
-            pending = nil
-            running = true
+            let job = takeJob()
+            condition.unlock()
+            let outcome = detect(job)
+            condition.lock()
+            finish(job, outcome)
+            condition.unlock()
+        }
+    }
+
+    /// With `condition` held (the detecting thread): takes the waiting frame
+    /// (`hasPending` must be true) and marks a pass under way.
+    func takeJob() -> Job {
+        let waiting = pending!
+        pending = nil
+        running = true
             // The tracked faces came with the offer, which may predate the
             // last pass's result (the frame waited while that pass ran): its
             // faces that no hint covers are added, so a face that pass found
             // is looked for again rather than missed (YuNet's confirming
             // crops), unless the picture was cut since.
-            let hints = previous.capturedAt < discardBefore ? job.hints
-                : job.hints + previous.faces.filter { face in
-                    !job.hints.contains {
-                        FaceGeometry.intersectionOverUnion($0.box, face.box) >= FaceGeometry.sameFaceOverlap
-                    }
+        let hints = previous.capturedAt < discardBefore ? waiting.hints
+            : waiting.hints + previous.faces.filter { face in
+                !waiting.hints.contains {
+                    FaceGeometry.intersectionOverUnion($0.box, face.box) >= FaceGeometry.sameFaceOverlap
                 }
-            condition.unlock()
-
-            let start = MonotonicClock.nanos()
-            let outcome = Swift.Result {
-                try detector.detect(in: job.image, gray: job.gray, limit: limit, hints: hints, fine: job.fine)
             }
-            let seconds = Double(MonotonicClock.nanos() - start) / 1e9
+        return Job(image: waiting.image, gray: waiting.gray, capturedAt: waiting.capturedAt, hints: hints, fine: waiting.fine)
+    }
 
-            condition.lock()
-            running = false
-            switch outcome {
-            case .success where job.capturedAt < discardBefore:
-                break  // its picture was cut away while it ran
-            case .success(let observations):
-                previous = (observations, job.capturedAt)
-                result = Result(observations: observations, image: job.image, gray: job.gray,
-                                capturedAt: job.capturedAt, seconds: seconds, fine: job.fine != nil)
-            case .failure(let error):
-                failure = error
-            }
-            condition.broadcast()
-            condition.unlock()
+    /// The detecting thread, without the lock: runs the detector on `job`.
+    func detect(_ job: Job) -> (outcome: Swift.Result<[FaceObservation], Error>, seconds: Double) {
+        let start = MonotonicClock.nanos()
+        let outcome = Swift.Result {
+            try detector.detect(in: job.image, gray: job.gray, limit: limit, hints: job.hints, fine: job.fine)
         }
+        return (outcome, Double(MonotonicClock.nanos() - start) / 1e9)
+    }
+
+    /// With `condition` held (the detecting thread): keeps what the pass found.
+    func finish(_ job: Job, _ done: (outcome: Swift.Result<[FaceObservation], Error>, seconds: Double)) {
+        running = false
+        passes += 1
+        lastServedNanos = MonotonicClock.nanos()
+        switch done.outcome {
+        case .success where job.capturedAt < discardBefore:
+            break  // its picture was cut away while it ran
+        case .success(let observations):
+            previous = (observations, job.capturedAt)
+            result = Result(observations: observations, image: job.image, gray: job.gray,
+                            capturedAt: job.capturedAt, seconds: done.seconds, fine: job.fine != nil)
+        case .failure(let error):
+            failure = error
+        }
+        condition.broadcast()
     }
 }

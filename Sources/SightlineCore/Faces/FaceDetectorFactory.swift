@@ -48,9 +48,10 @@ public enum FaceDetectorFactory {
     }
 
     /// As `make`, with the reason when the detector is the Haar fallback.
+    /// `sharing`: YuNet's models come from it (loaded once for every camera).
     public static func choose(modelPath: String?, yunet: YuNetDetector.Options = YuNetDetector.Options(),
                               haar: HaarFaceDetector.Options = HaarFaceDetector.Options(),
-                              logger: Logger) throws -> Choice {
+                              sharing: FaceSharing? = nil, logger: Logger) throws -> Choice {
         if let attributes = modelPath != nil ? yunet.attributes : haar.attributes,
            let problem = FaceAttributeReader.shapeModelProblem(attributes) {
             logger.warning("face attributes: \(problem); reading smile and eyes with OpenCV's cascades instead")
@@ -58,7 +59,8 @@ public enum FaceDetectorFactory {
         let reason: String
         if let modelPath {
             do {
-                let detector = try YuNetDetector(modelPath: modelPath, options: yunet)
+                let detector = try YuNetDetector(modelPath: modelPath, options: yunet,
+                                                 models: sharing?.models(for: modelPath, options: yunet))
                 logger.info("face detector: \(detector.name) from \(modelPath)")
                 return Choice(detector: detector, fallbackReason: nil)
             } catch {

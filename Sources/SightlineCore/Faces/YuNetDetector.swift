@@ -150,15 +150,18 @@ public final class YuNetDetector: FaceDetector {
     private var fineOrder: [Double] = []
     private var attributed: [AttributeRecord] = []
 
-    public init(modelPath: String, options: Options = Options()) throws {
-        network = try YuNetNetwork(modelPath: modelPath)
+    /// `models`: loaded parts shared with other cameras' detectors, all used
+    /// on one thread (`FaceSharing`); nil: loaded for this detector alone.
+    public init(modelPath: String, options: Options = Options(), models: YuNetModels? = nil) throws {
+        let models = try models ?? YuNetModels(modelPath: modelPath, options: options)
+        network = models.network
         self.modelPath = modelPath
         self.options = options
         refiner = LandmarkRefiner(network: network)
         refiner.startOffsets = options.refineStartOffsets
         refiner.trackedCropSize = options.trackedCropSize
-        attributes = options.attributes.map { FaceAttributeReader(options: $0) }
-        personCheck = options.checkPersons ? try PersonFaceCheck() : nil
+        attributes = options.attributes == nil ? nil : models.attributes
+        personCheck = options.checkPersons ? models.personCheck : nil
     }
 
     public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] {

@@ -58,11 +58,12 @@ public final class FaceStage: PipelineStage {
     /// on the pipeline thread once a frame.
     public init(detector: FaceDetector, tracker: FaceTracker, service: FaceService, detectEvery: Int, limit: Int,
                 policy: FaceDetectionPolicy = FaceDetectionPolicy(), isWatched: @escaping @Sendable () -> Bool = { true },
-                opticalFlow: Bool = true, cutDetector: FaceDetector? = nil, stats: PipelineStats? = nil) {
+                opticalFlow: Bool = true, cutDetector: FaceDetector? = nil, stats: PipelineStats? = nil,
+                sharedThread: FaceDetectionThread? = nil) {
         flow = opticalFlow ? FaceFlow() : nil
         self.cutDetector = cutDetector
         self.limit = limit
-        worker = FaceDetectionWorker(detector: detector, limit: limit)
+        worker = FaceDetectionWorker(detector: detector, limit: limit, shared: sharedThread)
         self.tracker = tracker
         self.service = service
         self.stats = stats
