@@ -20,8 +20,10 @@ import { Overlay } from './overlay.js';
 import { FrameStream, ConnectionState, sameHostWebSocketURL } from './stream.js';
 import { VideoMode } from './video.js';
 
-/** How often the list (states, frame rates) is read again while the page is visible. */
+/** How often the list (states, frame rates) is read again while the page is visible and the card shown. */
 export const CAMERAS_POLL_MS = 2000;
+/** How often it is read while the card is hidden (one camera): only to notice a server that now has more. */
+export const CAMERAS_IDLE_POLL_MS = 30000;
 const MISSING = '–';
 
 /**
@@ -180,7 +182,7 @@ export class CamerasPanel {
     });
   }
 
-  /** Reads the list now, and again every CAMERAS_POLL_MS while the page is visible. */
+  /** Reads the list now, and again every CAMERAS_POLL_MS (CAMERAS_IDLE_POLL_MS while hidden) while the page is visible. */
   async refresh() {
     clearTimeout(this.timer);
     this.timer = null;
@@ -197,7 +199,7 @@ export class CamerasPanel {
       }
     }
     if (document.visibilityState === 'visible' && !this.timer) {
-      this.timer = setTimeout(() => this.refresh(), CAMERAS_POLL_MS);
+      this.timer = setTimeout(() => this.refresh(), this.root.hidden ? CAMERAS_IDLE_POLL_MS : CAMERAS_POLL_MS);
     }
   }
 
