@@ -1,6 +1,8 @@
 // Sightline browser client: wires the frame stream (JPEG or H.264), the overlay,
 // the metrics poller, the status line and the tool panels (source, templates,
-// faces, access) together. Everything runs on the main thread.
+// faces, events, access) together, for one camera: the page's ?camera=NAME, else
+// the server's first (camera.js maps every path). With several cameras the
+// Cameras card shows them all (cameras.js). Everything runs on the main thread.
 
 import { Overlay } from './overlay.js';
 import { FrameStream, ConnectionState, sameHostWebSocketURL } from './stream.js';
@@ -11,12 +13,14 @@ import { FacesPanel } from './faces.js';
 import { SourcesPanel } from './sources.js';
 import { AccessPanel } from './access.js';
 import { EventsPanel } from './events.js';
+import { CamerasPanel } from './cameras.js';
+import { CURRENT_CAMERA, cameraPath } from './camera.js';
 import {
   VideoMode, MODE_STORAGE_KEY, chooseVideoMode, parseStoredMode, videoWebSocketPath, modeName, formatBitrate, Ring,
 } from './video.js';
 
-const WS_PATH = '/ws';
-const STATE_PATH = '/api/state';
+const WS_PATH = cameraPath('/ws');
+const STATE_PATH = cameraPath('/api/state');
 /** No frame for this long on an open socket: say "waiting for frames" instead of "live". */
 const LIVE_TIMEOUT_MS = 3000;
 const STATUS_TICK_MS = 500;
@@ -38,6 +42,7 @@ const elements = {
   status: $('#status'),
   statusText: $('#status-text'),
   sourceName: $('#source-name'),
+  cameraName: $('#camera-name'),
   metrics: $('#metrics'),
   videoModes: [...document.querySelectorAll('input[name="video-mode"]')],
   videoNote: $('#video-note'),
@@ -76,6 +81,23 @@ new AccessPanel($('#access'), {
   },
 });
 new EventsPanel($('#events'));
+
+// --- cameras ------------------------------------------------------------------
+
+/** The header names the camera shown: the chosen one, or the first when the server has several. */
+function showCameraName(name) {
+  elements.cameraName.textContent = name || '';
+  elements.cameraName.hidden = !name;
+  document.title = name ? `${name} · Sightline` : 'Sightline';
+}
+
+showCameraName(CURRENT_CAMERA);
+const camerasPanel = new CamerasPanel($('#cameras'), {
+  chosen: CURRENT_CAMERA,
+  onList(cameras) {
+    if (!CURRENT_CAMERA) showCameraName(cameras.length > 1 ? cameras[0].name : null);
+  },
+});
 
 let connection = { state: ConnectionState.CONNECTING, retryAt: undefined };
 let everConnected = false;
@@ -465,6 +487,14 @@ Object.defineProperty(window, 'sightline', {
     get selectedFaceId() {
       return facesPanel.selectedId;
     },
+    /** The camera this page shows (?camera=), or null for the server's first. */
+    get camera() {
+      return CURRENT_CAMERA;
+    },
+    /** The Cameras card's tiles: [{name, streaming, connection, frames}]. */
+    get cameras() {
+      return camerasPanel.summary;
+    },
   }),
   writable: false,
   configurable: false,
@@ -474,5 +504,6 @@ observeCanvasSize();
 stream.start();
 sourcesPanel.refresh();
 templatesPanel.refresh();
+camerasPanel.refresh();
 // The people list exists only while faces are on: it is loaded once the first state says so
 // (a server with --no-faces answers /api/people with 404, which the browser logs as an error).

@@ -13,8 +13,10 @@
 
 import { apiRequest, pathName, Notice, describeError } from './api.js';
 import { ClipView, canPlayClips, clipUnavailableReason } from './clipview.js';
+import { cameraPath } from './camera.js';
 
-export const EVENTS_PATH = '/api/events';
+/** The events of the camera the page shows (/api/cameras/NAME/events with ?camera=NAME). */
+export const EVENTS_PATH = cameraPath('/api/events');
 export const POLL_MS = 2000;
 export const PAGE_SIZE = 30;
 const MAX_THUMB_RETRIES = 3;

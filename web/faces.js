@@ -7,9 +7,11 @@
 
 import { apiRequest, pathName, Notice } from './api.js';
 import { hitTest, clientToCanvas } from './geometry.js';
+import { cameraPath } from './camera.js';
 
-export const FACES_PATH = '/api/faces';
-export const PEOPLE_PATH = '/api/people';
+/** The faces and people of the camera the page shows. */
+export const FACES_PATH = cameraPath('/api/faces');
+export const PEOPLE_PATH = cameraPath('/api/people');
 /** Extra slack around a face box for clicks, in CSS pixels. */
 export const HIT_MARGIN_PX = 6;
 export const MAX_PERSON_NAME_LENGTH = 64;

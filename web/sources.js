@@ -6,9 +6,11 @@
 // Runs on the main thread.
 
 import { apiRequest, Notice } from './api.js';
+import { cameraPath } from './camera.js';
 
-export const SOURCES_PATH = '/api/sources';
-export const SOURCE_PATH = '/api/source';
+/** The sources offered to, and the source of, the camera the page shows. */
+export const SOURCES_PATH = cameraPath('/api/sources');
+export const SOURCE_PATH = cameraPath('/api/source');
 
 /** A readable option text for an offered source. */
 export function sourceLabel(source) {

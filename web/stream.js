@@ -26,6 +26,7 @@ export const ConnectionState = Object.freeze({
   CONNECTING: 'connecting',
   OPEN: 'open',
   RECONNECTING: 'reconnecting',
+  CLOSED: 'closed', // stop() was called
 });
 
 /** ws:// or wss:// URL for `path` on the page's own host. */
@@ -106,9 +107,33 @@ export class FrameStream {
     };
   }
 
+  /** Connects (again after stop()); nothing happens while already connected or about to be. */
   start() {
+    if (this.socket || this.retryTimer) return this;
+    this.stallTimer ??= setInterval(() => this.#checkStall(), STALL_CHECK_MS);
     this.#connect();
     return this;
+  }
+
+  /**
+   * Closes the connection and stays closed until start(): no reconnect, no
+   * timer, and a frame still being decoded is never handed on (a tile scrolled
+   * out of view costs nothing).
+   */
+  stop() {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    clearInterval(this.stallTimer);
+    this.stallTimer = null;
+    this.generation += 1;
+    this.waiting = null;
+    this.pairer.reset();
+    this.player?.reset();
+    this.attempt = 0;
+    const socket = this.socket;
+    this.socket = null;
+    if (socket) socket.close();
+    this.#setState(ConnectionState.CLOSED);
   }
 
   /** Reconnects at once (after signing in or out, so the new session applies to the stream). */

@@ -5,8 +5,10 @@
 // the server and the user, never as HTML.
 
 import { apiRequest, pathName, sanitizeTemplateName, isValidTemplateName, imageContentType, Notice } from './api.js';
+import { cameraPath } from './camera.js';
 
-export const TEMPLATES_PATH = '/api/templates';
+/** The templates of the camera the page shows. */
+export const TEMPLATES_PATH = cameraPath('/api/templates');
 export const MAX_UPLOAD_BYTES = 8 * 1024 * 1024;
 export const THRESHOLD_MIN = 0.3;
 export const THRESHOLD_MAX = 0.99;
@@ -211,7 +213,9 @@ export class TemplatesPanel {
     img.alt = '';
     img.loading = 'lazy';
     img.decoding = 'async';
-    const thumbnail = template.thumbnail || `${TEMPLATES_PATH}/${pathName(template.name)}.png`;
+    // The server names the thumbnail by its unprefixed path (/api/templates/NAME.png) whichever
+    // camera it belongs to: map it to the camera the page shows.
+    const thumbnail = template.thumbnail ? cameraPath(template.thumbnail) : `${TEMPLATES_PATH}/${pathName(template.name)}.png`;
     // createdAt changes when a name is re-used, so the browser never shows an old picture.
     img.src = template.createdAt ? `${thumbnail}?v=${encodeURIComponent(template.createdAt)}` : thumbnail;
 
