@@ -93,7 +93,11 @@ def test_each_camera_streams_its_own_frames_and_answers_its_own_api(sightline, t
     front_state = get_json(server, "/api/cameras/front/state")
     assert front_state["source"]["width"] == 640 and front_state["faces"]["mode"] in ("active", "still", "unwatched")
     assert get_json(server, "/api/state")["source"]["name"] == front_state["source"]["name"]
-    assert [t["name"] for t in get_json(server, "/api/cameras/front/templates")["templates"]]
+    front_templates = get_json(server, "/api/cameras/front/templates")["templates"]
+    assert front_templates and all(t["thumbnail"].startswith("/api/cameras/front/templates/") for t in front_templates)
+    assert all(t["thumbnail"].startswith("/api/templates/") for t in get_json(server, "/api/templates")["templates"])
+    status, headers, _ = http_get(server.port, front_templates[0]["thumbnail"])
+    assert status == 200 and headers["content-type"] == "image/png", "the camera's own thumbnail path answers"
     assert get_json(server, "/api/cameras/yard/templates")["templates"] == []
     data = server.data_dir / "cameras"
     assert sorted(p.name for p in data.iterdir()) == ["front", "gone", "yard"]

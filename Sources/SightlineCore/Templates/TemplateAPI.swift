@@ -45,18 +45,19 @@ public final class TemplateAPI: Sendable {
     /// Its entries in the route table.
     public var routes: [Route] {
         [
-            Route(.get, "/api/templates", access: .viewer) { [library] _ in
-                .json(["templates": library.all.map(Self.summary)])
+            Route(.get, "/api/templates", access: .viewer) { [library] request in
+                let base = Self.listPath(request.path)
+                return .json(["templates": library.all.map { Self.summary($0, listPath: base) }])
             },
             Route(.post, "/api/templates", access: .admin, .worker) { [self] request in upload(request) },
             Route(.get, "/api/templates/{name}.png", access: .viewer, .worker) { [self] request in
                 image(named: request.parameters["name"] ?? "")
             },
             Route(.patch, "/api/templates/{name}", access: .admin, .worker) { [self] request in
-                changeThreshold(of: request.parameters["name"] ?? "", body: request.body)
+                changeThreshold(of: request.parameters["name"] ?? "", body: request.body, listPath: Self.listPath(request.path))
             },
             Route(.put, "/api/templates/{name}", access: .admin, .worker) { [self] request in
-                changeThreshold(of: request.parameters["name"] ?? "", body: request.body)
+                changeThreshold(of: request.parameters["name"] ?? "", body: request.body, listPath: Self.listPath(request.path))
             },
             Route(.delete, "/api/templates/{name}", access: .admin, .worker) { [self] request in
                 delete(request.parameters["name"] ?? "")
@@ -73,11 +74,19 @@ public final class TemplateAPI: Sendable {
         var thumbnail: String
     }
 
-    static func summary(_ template: Template) -> Summary {
+    /// `listPath`: where the request found the templates (`/api/templates`, or
+    /// a camera's `/api/cameras/NAME/templates`), so the thumbnail is that camera's.
+    static func summary(_ template: Template, listPath: String = "/api/templates") -> Summary {
         let escaped = template.name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? template.name
         return Summary(name: template.name, width: template.image.width, height: template.image.height,
                        threshold: template.threshold, createdAt: template.createdAt.timeIntervalSince1970.rounded(toPlaces: 3),
-                       thumbnail: "/api/templates/\(escaped).png")
+                       thumbnail: "\(listPath)/\(escaped).png")
+    }
+
+    /// The templates' list path a request came by: its path up to `/templates`.
+    static func listPath(_ requestPath: String) -> String {
+        guard let end = requestPath.range(of: "/templates")?.upperBound else { return "/api/templates" }
+        return String(requestPath[..<end])
     }
 
     // MARK: - Upload
@@ -132,7 +141,7 @@ public final class TemplateAPI: Sendable {
         }
         if let problem = persist(adding: template) { return problem }
         library.put(template)
-        return .json(["template": Self.summary(template)], status: 201)
+        return .json(["template": Self.summary(template, listPath: Self.listPath(request.path))], status: 201)
     }
 
     // MARK: - Other calls
@@ -151,7 +160,7 @@ public final class TemplateAPI: Sendable {
 
     private struct ThresholdBody: Decodable { var threshold: Double }
 
-    private func changeThreshold(of name: String, body: Data) -> HTTPResponse {
+    private func changeThreshold(of name: String, body: Data, listPath: String) -> HTTPResponse {
         guard let template = library.all.first(where: { $0.name == name }) else {
             return .error(404, "no such template", detail: name)
         }
@@ -162,7 +171,7 @@ public final class TemplateAPI: Sendable {
             let changed = try template.with(threshold: change.threshold)
             if let problem = persist(adding: changed, imageChanged: false) { return problem }
             library.put(changed)
-            return .json(["template": Self.summary(changed)])
+            return .json(["template": Self.summary(changed, listPath: listPath)])
         } catch {
             return .error(500, "cannot change the template", detail: "\(error)")
         }
