@@ -196,6 +196,23 @@ import Testing
         #expect(single.count == 1 && single[0].routeName == "porch" && single[0].dataDir == "data")
     }
 
+    @Test("the README's cameras: example parses as printed and makes its two cameras")
+    func readmeCamerasExample() throws {
+        let readme = try String(contentsOfFile: TestPaths.repository + "/README.md", encoding: .utf8)
+        let section = try #require(readme.range(of: "### Several cameras (`cameras:`)"))
+        let rest = readme[section.upperBound...]
+        let start = try #require(rest.range(of: "```yaml\n"))
+        let end = try #require(rest[start.upperBound...].range(of: "```"))
+        var settings = ServeSettings()
+        try settings.apply(SightlineConfig.parse(String(rest[start.upperBound..<end.lowerBound]), origin: "README.md"))
+        let cameras = try settings.cameraSettings()
+        #expect(cameras.map(\.routeName) == ["front", "yard"])
+        #expect(cameras.map(\.cameraName) == ["front", "back-yard"])
+        #expect(cameras.map(\.facesEnabled) == [true, false])
+        #expect(cameras[0].source == "v4l2:/dev/video0" && cameras[1].source.hasPrefix("rtsp://"))
+        for camera in cameras { try camera.validate() }
+    }
+
     @Test func badCamerasAreRefusedWithTheirName() throws {
         #expect(throws: ConfigError.self) { try SightlineConfig.parse("cameras: {a: {sorce: {spec: demo}}}", origin: "t") }
         #expect(throws: ConfigError.self) { try SightlineConfig.parse("cameras: {a: {faces: {maxFace: 3}}}", origin: "t") }
