@@ -125,3 +125,49 @@ def test_a_restart_keeps_every_camera_and_its_events(sightline, tmp_path):
     assert names == ["front", "yard", "gone"]
     kept = {e["id"] for e in get_json(second, "/api/cameras/front/events")["events"]}
     assert {e["id"] for e in events} <= kept, "front's events survive the restart"
+
+
+def test_two_cameras_publish_their_own_events_counts_and_availability_to_a_real_broker(sightline, tmp_path):
+    """Each camera's events name it, its counts are under its own topics and its availability is
+    its own (each camera has its own broker connection, so its own last will)."""
+    from test_events import MOSQUITTO, Broker, Subscriber
+    import pytest
+    if MOSQUITTO is None:
+        pytest.skip("mosquitto is not installed (scripts/setup.sh installs it)")
+    broker = Broker(tmp_path / "broker")
+    subscriber = Subscriber(broker.port, "sightline/#")
+    try:
+        config = tmp_path / "cameras.yaml"
+        config.write_text(
+            f"mqtt: {{host: 127.0.0.1, port: {broker.port}, keepalive: 5, statsSeconds: 1}}\n"
+            "events: {minSeconds: 0.3, endAfterSeconds: 1}\n"
+            "cameras:\n"
+            "  front:\n"
+            "    source: {spec: \"demo?fps=15\"}\n"
+            "  yard:\n"
+            "    source: {spec: \"demo?fps=15&seed=7\"}\n"
+            "    camera: back-yard\n")
+        server = sightline("--config", str(config), source=None, wait=False)
+        server.wait_bound()
+
+        def cameras_with_events():
+            return {e["after"]["camera"] for e in subscriber.events()}
+        assert subscriber.wait_for(lambda: cameras_with_events() >= {"front", "back-yard"}, 30), \
+            f"events from: {cameras_with_events()}\n{server.stderr_tail()}"
+        for camera in ("front", "back-yard"):
+            assert subscriber.wait_for(
+                lambda: any(m[2] == b"online" for m in subscriber.on(f"sightline/{camera}/available")), 10), camera
+            assert subscriber.wait_for(lambda: subscriber.on(f"sightline/{camera}/stats"), 10), camera
+            assert subscriber.wait_for(lambda: subscriber.on(f"sightline/{camera}/demo"), 10), \
+                f"{camera}: no count topic; topics: {sorted({m[1] for m in subscriber.messages})}"
+        assert not subscriber.on("sightline/available"), "availability is each camera's own"
+        # Each camera's events are in its own store, under its own name.
+        assert {e["camera"] for e in get_json(server, "/api/cameras/yard/events")["events"]} == {"back-yard"}
+        assert {e["camera"] for e in get_json(server, "/api/cameras/front/events")["events"]} == {"front"}
+        server.stop_checked()
+        for camera in ("front", "back-yard"):
+            assert subscriber.wait_for(
+                lambda: subscriber.on(f"sightline/{camera}/available")[-1][2] == b"offline", 10), camera
+    finally:
+        subscriber.close()
+        broker.stop()

@@ -23,6 +23,8 @@ public struct MQTTSettings: Sendable, Equatable {
     public init() {}
 
     public var enabled: Bool { !host.isEmpty }
+    /// Set on each camera's settings when there are several (`ServeSettings.cameraSettings`).
+    public var ownStatus = false
 
     /// The publisher's options for this camera; nil while off.
     public func options(camera: String, environment: [String: String] = [:]) -> MQTTOptions? {
@@ -42,6 +44,7 @@ public struct MQTTSettings: Sendable, Equatable {
         options.statsSeconds = statsSeconds
         options.homeAssistant = homeAssistant
         options.discoveryPrefix = discoveryPrefix
+        options.ownStatus = ownStatus
         return options
     }
 }

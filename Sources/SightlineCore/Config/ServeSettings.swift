@@ -139,6 +139,8 @@ public struct ServeSettings: Sendable {
             own.dataDir = (dataDir as NSString).appendingPathComponent("cameras/\(named.name)")
             // A broker drops a client whose id another connection takes: each camera has its own.
             if let id = own.mqtt.clientId, cameras.count > 1 { own.mqtt.clientId = "\(id)-\(named.name)" }
+            // Each camera's connection has its own availability (last will) and stats.
+            own.mqtt.ownStatus = cameras.count > 1
             return own
         }
     }

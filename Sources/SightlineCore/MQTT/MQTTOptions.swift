@@ -37,7 +37,10 @@ public struct MQTTOptions: Sendable, Equatable {
         self.clientID = clientID ?? "sightline-\(camera)"
     }
 
-    public var topics: MQTTTopics { MQTTTopics(prefix: topicPrefix, camera: camera) }
+    /// One of several cameras: availability and stats under its camera (`MQTTTopics.ownStatus`).
+    public var ownStatus = false
+
+    public var topics: MQTTTopics { MQTTTopics(prefix: topicPrefix, camera: camera, ownStatus: ownStatus) }
 
     /// Checks values; the message names the setting.
     public func validate() throws {
