@@ -1,6 +1,7 @@
 import Foundation
 
-/// One thread (`sightline.faces`) that runs every camera's face detections:
+/// One thread (`sightline.faces`) that runs every camera's face detections (or one
+/// worker's alone, when it has a thread of its own):
 /// each camera's `FaceDetectionWorker` is a lane of it, with its own
 /// one-frame slot, result and detector state. When several lanes have a
 /// frame waiting, the one served longest ago goes next, so the cameras share

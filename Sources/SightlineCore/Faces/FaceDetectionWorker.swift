@@ -8,16 +8,16 @@ import Foundation
 /// to arrive): detections per second are 1 / detection time. Frames that are
 /// replaced are not detected on; the tracker carries the boxes.
 ///
-/// It runs on its own thread (`sightline.faces`), or as one camera's lane of
-/// a `FaceDetectionThread` that every camera shares (one detection budget:
-/// the lanes take turns, so a busy camera cannot starve another's passes).
+/// It is a lane of a `FaceDetectionThread` (`sightline.faces`): the one every
+/// camera of a server shares (one detection budget: the lanes take turns, so
+/// a busy camera cannot starve another's passes), or one of its own.
 ///
 /// Threads: `offer` and `takeResult` are called by the pipeline thread; the
 /// detector belongs to the detecting thread, which alone calls it.
 /// `@unchecked Sendable` by that: `pending`, `result`, `failure`, `stopped`,
 /// `running` and `previous` are read and written only while `condition` (an
-/// NSCondition, a lock with waits; the shared thread's when it is a lane) is
-/// held, and `detector` only on the detecting thread.
+/// NSCondition, a lock with waits: its thread's) is held, and `detector` only
+/// on that thread.
 public final class FaceDetectionWorker: @unchecked Sendable {
     public struct Result: Sendable {
         public let observations: [FaceObservation]
@@ -33,16 +33,16 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     private let detector: FaceDetector
     private let limit: Int
     private let condition: NSCondition
-    /// The shared thread it is a lane of (nil: its own thread).
-    private let shared: FaceDetectionThread?
+    /// The thread it is a lane of.
+    private let thread: FaceDetectionThread
+    /// Whether that thread is its own (stopped with it).
+    private let ownsThread: Bool
     private var pending: (image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double, hints: [FaceObservation], fine: Int?)?
     private var result: Result?
     /// Results of frames taken before this time are dropped (`discardResults`).
     private var discardBefore = -Double.infinity
     private var failure: Error?
     private var stopped = false
-    /// Set once the thread has left its loop (guarded by `condition`).
-    private var exited = false
     /// A detection is under way (guarded by `condition`).
     private var running = false
     /// The faces of the last pass and its frame's time (guarded by `condition`).
@@ -58,19 +58,10 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     public init(detector: FaceDetector, limit: Int, shared: FaceDetectionThread? = nil) {
         self.detector = detector
         self.limit = limit
-        self.shared = shared
-        condition = shared?.condition ?? NSCondition()
-        if let shared {
-            shared.add(self)
-            return
-        }
-        let thread = Thread { [self] in
-            Thread.setOSName("sightline.faces")
-            BackgroundPriority.lowerCurrentThread(by: BackgroundPriority.faceNiceness)
-            run()
-        }
-        thread.name = "sightline.faces"
-        thread.start()
+        thread = shared ?? FaceDetectionThread()
+        ownsThread = shared == nil
+        condition = thread.condition
+        thread.add(self)
     }
 
     deinit { stop() }
@@ -127,15 +118,11 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         stopped = true
         pending = nil
         condition.broadcast()
-        if let shared {
-            // A lane: its pass under way (if any) ends first; the shared thread goes on for the others.
-            while running { condition.wait() }
-            condition.unlock()
-            shared.remove(self)
-            return
-        }
-        while !exited { condition.wait() }
+        // Its pass under way (if any) ends first; a shared thread goes on for the others.
+        while running { condition.wait() }
         condition.unlock()
+        thread.remove(self)
+        if ownsThread { thread.stop() }
     }
 
     /// Passes run so far (any thread).
@@ -156,25 +143,6 @@ public final class FaceDetectionWorker: @unchecked Sendable {
 
     /// With `condition` held: whether a frame waits.
     var hasPending: Bool { pending != nil && !stopped }
-
-    private func run() {
-        while true {
-            condition.lock()
-            while pending == nil && !stopped { condition.wait() }
-            if stopped {
-                exited = true
-                condition.broadcast()
-                condition.unlock()
-                return
-            }
-            let job = takeJob()
-            condition.unlock()
-            let outcome = detect(job)
-            condition.lock()
-            finish(job, outcome)
-            condition.unlock()
-        }
-    }
 
     /// With `condition` held (the detecting thread): takes the waiting frame
     /// (`hasPending` must be true) and marks a pass under way.
