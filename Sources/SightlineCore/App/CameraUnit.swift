@@ -83,6 +83,12 @@ public final class CameraUnit: Sendable {
 
     private let watchdog: WatchdogSink
 
+    /// The camera as the stream server sends it: its frames, stats and H.264 feed.
+    var feed: CameraFeed {
+        CameraFeed(name: name, frames: stream.slot, stats: graph.stats, video: h264?.feed,
+                   videoStats: h264 == nil ? nil : videoStats)
+    }
+
     /// The camera's name on every log line of its parts (beside one camera's, another's).
     static func logger(_ base: Logger, camera: String) -> Logger {
         var logger = base

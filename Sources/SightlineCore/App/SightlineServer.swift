@@ -177,11 +177,7 @@ public final class SightlineServer: Sendable {
         options.tls = tls
         options.videoMaxLagSeconds = settings.video.maxLagSeconds
         options.videoLowAvailable = settings.video.lowEnabled
-        let feeds = cameras.map { unit in
-            CameraFeed(name: unit.name, frames: unit.stream.slot, stats: unit.graph.stats, video: unit.parts.video.feed,
-                       videoStats: unit.parts.video.feed == nil ? nil : unit.parts.video.stats)
-        }
-        return StreamServer(options: options, cameras: feeds, logger: logger, router: router, access: auth)
+        return StreamServer(options: options, cameras: cameras.map(\.feed), logger: logger, router: router, access: auth)
     }
 
     /// One camera's routes' parts: what its handlers read and change.
