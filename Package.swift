@@ -78,9 +78,27 @@ let package = Package(
             name: "CSightlineAV",
             linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("swscale"), .linkedLibrary("avutil")]
         ),
+        // The layers, each a target, so the compiler keeps them apart: the
+        // support everything uses (clock, threads, files), vision (images,
+        // template matching, faces) on top of it, and the core (capture,
+        // pipeline, sinks, server, events, the app) on top of both.
+        .target(
+            name: "SightlineSupport",
+            dependencies: ["CMalloc"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .target(
+            name: "SightlineVision",
+            dependencies: [
+                "SightlineSupport", "CSightlineOpenCV", "CTurboJPEG", "CPNG", "CZlib",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .target(
             name: "SightlineCore",
             dependencies: [
+                "SightlineSupport", "SightlineVision",
                 "CSightlineOpenCV", "CSightlineLWS", "CTurboJPEG", "CPNG", "CSightlineV4L2", "CSystemd", "CZlib", "CSightlineMQTT", "CMalloc",
                 "CSightlineTLS", "CSightlineAV",
                 .product(name: "Logging", package: "swift-log"),
@@ -91,7 +109,7 @@ let package = Package(
         .executableTarget(
             name: "sightline",
             dependencies: [
-                "SightlineCore",
+                "SightlineCore", "SightlineVision", "SightlineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -99,7 +117,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SightlineCoreTests",
-            dependencies: ["SightlineCore", "CZlib"],
+            dependencies: ["SightlineCore", "SightlineVision", "SightlineSupport", "CZlib"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]
@@ -111,7 +129,7 @@ if ProcessInfo.processInfo.environment["SIGHTLINE_FUZZ"] != nil {
     for name in ["FuzzRouting", "FuzzUpload", "FuzzForms"] {
         package.targets.append(.executableTarget(
             name: name,
-            dependencies: ["SightlineCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SightlineCore", "SightlineVision", "SightlineSupport", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Fuzz/\(name)",
             swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-parse-as-library"])]
         ))

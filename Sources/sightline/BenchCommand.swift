@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import Logging
 import SightlineCore
+import SightlineVision
+import SightlineSupport
 
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

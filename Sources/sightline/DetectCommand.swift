@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SightlineCore
+import SightlineVision
 
 struct DetectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

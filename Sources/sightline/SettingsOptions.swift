@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SightlineCore
+import SightlineVision
 
 /// The settings flags `serve` and `bench` share, so `bench` measures the
 /// graph `serve` would build from the same command line and config.

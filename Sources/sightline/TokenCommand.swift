@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SightlineCore
+import SightlineVision
 
 /// `sightline token add|list|revoke`: the named tokens in the data directory.
 struct TokenCommand: ParsableCommand {

@@ -228,3 +228,4 @@ import Testing
 }
 
 import Foundation
+@testable import SightlineVision

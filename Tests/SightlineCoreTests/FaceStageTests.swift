@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 /// A detector that blocks until the test opens its gate, then finds one face.
 final class GatedFaceDetector: FaceDetector, @unchecked Sendable {

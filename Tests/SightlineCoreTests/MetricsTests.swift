@@ -1,5 +1,7 @@
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 @Suite struct MetricsTests {
     @Test func histogramQuantilesAreWithinOneBucket() {

@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 /// A source whose frames are flat grey and which fails while `broken` is set.
 final class FlakySource: FrameSource, @unchecked Sendable {

@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
 
 /// A stage that reports one template detection per frame, labelled with the frame's seq.
 final class SeqStage: PipelineStage {

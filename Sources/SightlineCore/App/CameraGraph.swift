@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// One camera's running parts, as `CameraAssembly` built them: the capture
 /// loop (capture thread), the pipeline (pipeline thread) and the sinks (each

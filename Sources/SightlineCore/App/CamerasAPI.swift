@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// `GET /api/cameras`: every camera of the server with its routes and how
 /// it is doing now (source state, frame rates, viewers, face passes), the

@@ -1,4 +1,6 @@
 import Foundation
+import SightlineVision
+import SightlineSupport
 
 /// `sightline bench --faces FILE`: times each face detector, configured as
 /// the live server configures it, on frames of a photo or video fitted into

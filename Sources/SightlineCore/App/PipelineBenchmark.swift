@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import Synchronization
+import SightlineVision
+import SightlineSupport
 
 /// `sightline bench`: builds the camera exactly as `serve` does (same
 /// `CameraAssembly`, same settings: source, templates, faces, quality) and

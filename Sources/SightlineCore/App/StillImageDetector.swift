@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// Runs the same detection stages as the live pipeline on still photos
 /// (`sightline detect`), with the same detection objects: the stages come

@@ -1,5 +1,7 @@
 import Foundation
 import Synchronization
+import SightlineVision
+import SightlineSupport
 
 /// Who may make a call: finds the caller's credential (a Bearer token, HTTP
 /// Basic with the token as the password, or the page's session cookie),

@@ -1,5 +1,7 @@
 import Foundation
 import Synchronization
+import SightlineVision
+import SightlineSupport
 
 /// Sign-in sessions for the browser page, which cannot put headers on a
 /// WebSocket: `POST /api/session` trades a token for a random session id in

@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import SightlineVision
+import SightlineSupport
 
 /// Runs one source on its own capture thread: opens it, paces it, numbers
 /// its frames into the mailbox, and when it fails or vanishes moves to

@@ -1,5 +1,7 @@
 import CSightlineOpenCV
 import Foundation
+import SightlineVision
+import SightlineSupport
 
 /// A synthetic scene made in code, deterministic from a seed: a textured
 /// background scrolling slowly, a face photo (config/demo-face.jpg) that

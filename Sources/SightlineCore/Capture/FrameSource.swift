@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// What a source says about the frames it will give, once opened.
 public struct SourceFormat: Sendable, Equatable, CustomStringConvertible {

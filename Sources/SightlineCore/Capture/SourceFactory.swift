@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// Turns a source spec into a source, with the settings it needs.
 public struct SourceFactory: Sendable {

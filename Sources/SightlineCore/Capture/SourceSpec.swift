@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// A parsed `--source` value (see DESIGN.md, "Sources").
 public enum SourceSpec: Sendable, Equatable {

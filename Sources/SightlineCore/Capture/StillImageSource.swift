@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// A still image file shown as a stream: the same picture every frame, at a
 /// fixed rate (or as fast as the pipeline takes it with pace=max).

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// A video file or a stream URL, demuxed and decoded by FFmpeg (VideoReader:
 /// libavformat, libavcodec, libswscale, which the server links anyway).

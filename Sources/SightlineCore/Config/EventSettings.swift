@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// Events and their snapshots (config `events.*`), kept apart from runtime state.
 public struct EventSettings: Sendable, Equatable {

@@ -1,4 +1,6 @@
 import Foundation
+import SightlineVision
+import SightlineSupport
 
 /// Everything `serve` needs, resolved from defaults, the config file and
 /// flags (in that order of precedence, flags last). Plain values only, kept

@@ -1,5 +1,6 @@
 import Foundation
 import Yams
+import SightlineVision
 
 /// The configuration file (config/sightline.yaml), as written by people.
 /// Every field is optional; what is missing keeps its default. Unknown keys

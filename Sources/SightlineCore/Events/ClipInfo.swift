@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 
 /// An event's clip as its JSON says it (`clip`): the video from pre-capture
 /// before its first frame to post-capture after its last, in

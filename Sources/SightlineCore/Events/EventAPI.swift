@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// The event endpoints:
 /// - `GET /api/events?kind=&label=|name=&from=&to=&before=&limit=`: a page,

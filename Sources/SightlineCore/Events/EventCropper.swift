@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// Makes an event's crop: decodes the best frame's JPEG once (TurboJPEG),
 /// cuts the event's box out of it (clamped to the frame: a face cut by the

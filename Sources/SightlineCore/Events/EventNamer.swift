@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SightlineVision
 
 /// "Name this person" from a face event, after the face has gone: finds the
 /// face again in the event's stored best frame (the detector the server runs,

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// One event: the life of one tracked thing (a face track, or a template's
 /// appearance from the frame it was found until it had been absent for a

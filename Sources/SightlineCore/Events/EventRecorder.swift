@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import Synchronization
+import SightlineVision
+import SightlineSupport
 
 /// Writes events to the `EventStore` on a thread of its own
 /// (`sightline.events`), so a slow or stalled disk never slows the pipeline.

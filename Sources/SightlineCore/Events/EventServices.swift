@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import Synchronization
+import SightlineVision
+import SightlineSupport
 
 /// Events, their snapshots and MQTT, assembled from `ServeSettings` for one
 /// camera: the store in `<data-dir>/events` (loaded, leftovers removed),

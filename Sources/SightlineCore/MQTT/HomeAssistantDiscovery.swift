@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// Home Assistant MQTT discovery (`mqtt.homeAssistant: true`): retained
 /// configs under `<discoveryPrefix>/<component>/sightline_<camera>/<object>/config`

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// The `<prefix>/events` message, in Frigate's shape:
 /// `{"type": "new"|"update"|"end", "before": {...}, "after": {...}}`, each

@@ -1,4 +1,6 @@
 import Foundation
+import SightlineVision
+import SightlineSupport
 
 /// How to reach the broker and what to publish there (config `mqtt.*`).
 public struct MQTTOptions: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SightlineVision
 
 /// What waits to be published, bounded whatever the broker does:
 /// - event messages in order, at most `capacity`; when full the oldest is

@@ -2,6 +2,8 @@ import CSightlineMQTT
 import Foundation
 import Logging
 import Synchronization
+import SightlineVision
+import SightlineSupport
 
 /// Publishes events, counts, snapshots, stats and Home Assistant discovery
 /// to an MQTT broker through libmosquitto, on a thread of its own

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// A fixed-bucket histogram of durations, cheap to record into.
 ///

@@ -1,5 +1,7 @@
 import Foundation
 import Synchronization
+import SightlineVision
+import SightlineSupport
 
 /// Why a frame left the pipeline without being processed.
 public enum DropReason: String, CaseIterable, Sendable {

@@ -1,4 +1,6 @@
 import Foundation
+import SightlineVision
+import SightlineSupport
 
 /// Renders the server's metrics in the Prometheus text exposition format (0.0.4).
 public enum PrometheusText {

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 
 /// Events per second over a sliding window of the last `window` seconds.
 /// Not thread-safe: owned by `PipelineStats` under its lock.

@@ -1,5 +1,7 @@
 import Foundation
 import Synchronization
+import SightlineVision
+import SightlineSupport
 
 /// The H.264 side's figures: encode time and bytes per frame (and JPEG's, to
 /// compare), keyframes by why they came, the viewers on each rendition and

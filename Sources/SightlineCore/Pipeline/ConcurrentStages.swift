@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SightlineVision
 
 /// Runs independent stages side by side on one frame (template matching
 /// and face detection use a core each), then merges their detections in

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// Makes the gray frame that the detectors share.
 public final class ConvertStage: PipelineStage {

@@ -1,4 +1,6 @@
 import Foundation
+import SightlineVision
+import SightlineSupport
 
 /// Finds faces, keeps their ids across frames and names the ones it knows.
 ///

@@ -1,4 +1,6 @@
 import Foundation
+import SightlineVision
+import SightlineSupport
 
 /// What the stages know about the frame in hand; lives on the pipeline thread.
 public struct FrameContext: Sendable {

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import Synchronization
+import SightlineVision
+import SightlineSupport
 
 /// The serial pipeline: takes the newest frame from the mailbox, runs the
 /// stages, encodes the JPEG once, and hands the `ProcessedFrame` to every

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// What the pipeline makes of one frame, handed to every sink: the frame's
 /// identity and size, its JPEG (encoded once, shared by every sink), its

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// Faces in a still photo (`sightline detect`): the detector runs on the
 /// frame itself, synchronously, with no tracker; every face it finds up to

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// Looks for every template of the library in the frame (a template out of
 /// view is looked for a few times a second: TemplateMatcher.lostSearchInterval).

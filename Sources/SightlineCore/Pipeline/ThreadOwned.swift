@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// A non-Sendable value that one thread hands to another, under a discipline
 /// the compiler cannot see: the two never use it at the same time.

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// A relay the H.264 stream is published to (config `publish:`): `rtsp://`
 /// (ANNOUNCE and RECORD over TCP) or `rtmp://`/`rtmps://` (FLV), through

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import Synchronization
+import SightlineVision
+import SightlineSupport
 
 /// What `/api/state` and `/metrics` say about one publish target.
 public struct PublishStatus: Codable, Sendable, Equatable {

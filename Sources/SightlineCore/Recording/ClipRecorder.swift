@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import Synchronization
+import SightlineVision
+import SightlineSupport
 
 /// Every event's video: a clip per event from `preCapture` seconds before
 /// its first frame to `postCapture` seconds after its last, written while

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// The recordings endpoints (continuous recording on):
 /// - `GET /api/recordings?from=&to=` (Unix seconds, both optional): the

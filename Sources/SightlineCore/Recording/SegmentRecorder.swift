@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import Synchronization
+import SightlineVision
+import SightlineSupport
 
 /// Continuous recording (`record.enabled`): the main H.264 rendition, SEI
 /// boxes included, written without a break as fragmented MP4 segments

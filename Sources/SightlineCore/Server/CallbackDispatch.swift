@@ -1,6 +1,8 @@
 import CSightlineLWS
 import Foundation
 import Logging
+import SightlineVision
+import SightlineSupport
 
 /// Every libwebsockets callback, by reason, to the part that handles it:
 /// `ConnectionAdmission` (new sockets, unfinished headers), `RequestReader`

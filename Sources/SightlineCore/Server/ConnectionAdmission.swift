@@ -1,5 +1,7 @@
 import CSightlineLWS
 import Foundation
+import SightlineVision
+import SightlineSupport
 
 /// Which new connections get in, so idle sockets cannot take the header
 /// buffers everyone needs: a connection counts as unfinished from its

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 
 extension HTTPResponse {
     /// One answer reads at most this much of a file; a longer range gets its

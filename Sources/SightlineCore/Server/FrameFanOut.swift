@@ -1,6 +1,8 @@
 import CSightlineLWS
 import Foundation
 import Logging
+import SightlineVision
+import SightlineSupport
 
 /// Sends the newest frame to every streaming client whose socket can take
 /// it: `/ws` viewers (each frame's JSON, then its JPEG; or with `?video=h264`

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// What a `/ws` client asked for in its query: `video=jpeg` (or nothing) or
 /// `video=h264`, and for H.264 `rendition=auto` (the default: the server

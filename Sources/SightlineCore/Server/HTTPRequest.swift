@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// An HTTP request as the router sees it: method, path (still
 /// percent-encoded), the route's decoded path parameters, the query, every

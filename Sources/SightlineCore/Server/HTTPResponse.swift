@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// What a route answers: a whole body, or the start of an MJPEG stream.
 public struct HTTPResponse: Sendable {

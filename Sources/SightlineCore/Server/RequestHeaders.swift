@@ -1,5 +1,7 @@
 import CSightlineLWS
 import Foundation
+import SightlineVision
+import SightlineSupport
 
 /// What libwebsockets parsed of a request, read out of it: the method, the
 /// decoded path and query, the headers by name, the peer's address; and the

@@ -1,6 +1,8 @@
 import CSightlineLWS
 import Foundation
 import Logging
+import SightlineVision
+import SightlineSupport
 
 /// Takes requests in: checks a request's headers (Host, sizes, body
 /// framing, credentials before the body), collects its body (forms through

@@ -1,5 +1,7 @@
 import Foundation
 import Synchronization
+import SightlineVision
+import SightlineSupport
 
 /// Runs the slow HTTP handlers (decode, encode, training, disk, device
 /// probes) off the libwebsockets service thread, one at a time, from a

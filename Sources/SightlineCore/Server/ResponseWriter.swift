@@ -1,5 +1,6 @@
 import CSightlineLWS
 import Foundation
+import SightlineVision
 
 /// Writes HTTP answers: the head (with the security and CORS headers), a
 /// short body at once or a long one `chunkBytes` per writeable callback,

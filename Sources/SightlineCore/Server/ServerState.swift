@@ -1,4 +1,6 @@
 import Foundation
+import SightlineVision
+import SightlineSupport
 
 /// The body of GET /api/state (see README.md for the fields).
 public struct ServerState: Codable, Sendable {

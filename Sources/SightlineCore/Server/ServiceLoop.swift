@@ -2,6 +2,8 @@ import CSightlineLWS
 import Foundation
 import Logging
 import Synchronization
+import SightlineVision
+import SightlineSupport
 
 /// The libwebsockets context and its service thread (`sightline.lws`), after
 /// libwebsockets' minimal-ws-server-threads: `start` makes the context and

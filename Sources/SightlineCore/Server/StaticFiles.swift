@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 
 /// Serves the client from the web root. A path that climbs out of the root
 /// (`..`, encoded or not) or resolves through a link to a file outside it
@@ -17,7 +18,7 @@ public struct StaticFiles: Sendable {
 
     public init(root: String) {
         self.root = root
-        resolvedRoot = Self.realPath(root) ?? root
+        resolvedRoot = ResourceLocator.realPath(root) ?? root
     }
 
     public func response(for path: String) -> HTTPResponse {
@@ -28,7 +29,7 @@ public struct StaticFiles: Sendable {
         }
         let relative = segments.isEmpty ? "index.html" : segments.joined(separator: "/")
         let candidate = resolvedRoot + "/" + relative
-        guard let resolved = Self.realPath(candidate) else {
+        guard let resolved = ResourceLocator.realPath(candidate) else {
             return .error(404, "not found", detail: "no such file: /\(relative)")
         }
         guard resolved.hasPrefix(resolvedRoot + "/") else {
@@ -46,9 +47,4 @@ public struct StaticFiles: Sendable {
                      headers: [("cache-control:", "no-cache")])
     }
 
-    static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
-    }
 }

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import Synchronization
+import SightlineVision
+import SightlineSupport
 
 /// The H.264 sink: encodes each processed frame once for all H.264 viewers
 /// (`H264FeedEncoder`, on the sink's own thread `sightline.sink.h264`, newest

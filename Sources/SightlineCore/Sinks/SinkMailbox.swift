@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SightlineVision
 
 /// A one-slot mailbox between the pipeline and a sink's thread: `put` never
 /// waits and replaces a value the sink has not taken yet (counted as

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SightlineSupport
 
 /// The libwebsockets streaming server as a sink: makes each frame's `/ws`
 /// JSON once, leaves the frame in the server's latest-frame slot (its

@@ -1,5 +1,7 @@
 import Foundation
 import Synchronization
+import SightlineVision
+import SightlineSupport
 
 /// What a sink does with each frame, on the sink's own thread.
 public protocol FrameConsumer: AnyObject {

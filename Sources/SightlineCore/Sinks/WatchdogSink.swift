@@ -1,5 +1,7 @@
 import Foundation
 import Synchronization
+import SightlineVision
+import SightlineSupport
 
 /// Feeds the service manager's watchdog only while frames flow and the
 /// stream server's service thread runs: a server whose source is lost, whose

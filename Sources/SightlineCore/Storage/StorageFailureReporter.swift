@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SightlineSupport
 
 /// Where the API's failed writes to the data directory go: counted by what
 /// they were for (`PipelineStats.storageWriteFailures`, shown in

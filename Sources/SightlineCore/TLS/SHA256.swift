@@ -1,4 +1,5 @@
 import CSightlineTLS
+import SightlineSupport
 
 /// SHA-256 through OpenSSL (the tokens' digests).
 enum SHA256 {

@@ -1,5 +1,6 @@
 import CZlib
 import Foundation
+import SightlineSupport
 
 /// Measures a PNG's image data before any decoder sees it, so a
 /// decompression bomb (a small file whose IDAT inflates to gigabytes behind

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SightlineVision
 
 /// The template endpoints:
 /// - `GET /api/templates`, `GET /api/templates/NAME.png`;

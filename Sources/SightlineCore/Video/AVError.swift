@@ -1,4 +1,5 @@
 import CSightlineAV
+import SightlineVision
 
 /// An error that came back from the FFmpeg shim (CSightlineAV: libavcodec,
 /// libavformat, libswscale).

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 
 /// H.264 byte streams in Annex B form (ITU-T H.264 Annex B): NAL units
 /// each after a start code, 00 00 01 or 00 00 00 01. What the encoder

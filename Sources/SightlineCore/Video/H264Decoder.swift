@@ -1,5 +1,6 @@
 import CSightlineAV
 import Foundation
+import SightlineVision
 
 /// Decodes H.264 access units (Annex B) to BGR with libavcodec's decoder:
 /// for the benchmark's quality figures and for tests; the browser decodes

@@ -1,5 +1,7 @@
 import CSightlineAV
 import Foundation
+import SightlineVision
+import SightlineSupport
 
 /// Encodes BGR (or gray, or BGRX) frames to H.264 with libx264 through
 /// libavcodec: profile High, 8-bit 4:2:0, no B-frames, one access unit out

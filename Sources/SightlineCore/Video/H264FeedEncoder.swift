@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import SightlineVision
+import SightlineSupport
 
 /// The H.264 sink's work on its own thread: each frame it is handed is
 /// encoded once for every rendition someone watches (`main` at the frame's

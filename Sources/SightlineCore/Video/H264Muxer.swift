@@ -1,5 +1,6 @@
 import CSightlineAV
 import Foundation
+import SightlineSupport
 
 /// One H.264 stream written through libavformat: to a relay, RTSP (ANNOUNCE
 /// and RECORD over TCP) or RTMP (FLV), or to a file (fragmented MP4, for

@@ -1,4 +1,6 @@
 import Foundation
+import SightlineVision
+import SightlineSupport
 
 /// A frame's boxes inside its H.264 access unit (DESIGN.md, `/ws?video=h264`):
 /// an SEI NAL unit (type 6, nal_ref_idc 0) holding one

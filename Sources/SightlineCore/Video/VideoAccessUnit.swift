@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 
 /// What `/ws?video=h264` sends for one frame (DESIGN.md): the encoder's
 /// access unit with the frame's boxes in an SEI just before its first

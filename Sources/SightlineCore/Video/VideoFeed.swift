@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SightlineVision
 
 /// The renditions the H.264 sink can encode: `main` at the frame's size,
 /// `low` (half the size, fewer frames a second, a capped bitrate) only while

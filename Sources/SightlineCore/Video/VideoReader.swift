@@ -1,5 +1,7 @@
 import CSightlineAV
 import Foundation
+import SightlineVision
+import SightlineSupport
 
 /// A video file or a stream URL demuxed by libavformat and decoded by
 /// libavcodec (any codec they have) to BGR pictures: what a file or stream

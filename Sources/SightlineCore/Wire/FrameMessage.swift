@@ -1,4 +1,5 @@
 import Foundation
+import SightlineVision
 
 /// The JSON text message sent before each frame's JPEG on /ws.
 public struct FrameMessage: Codable, Sendable {

@@ -6,6 +6,8 @@
 import Foundation
 import Logging
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 let boundary = "fuzzboundary"
 let echo: Route.Handler = { request in

@@ -7,6 +7,8 @@
 // and every refusal must be a 4xx. Built by `make fuzz` (Tests/Fuzz/README.md).
 import Foundation
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 let auth = AuthGuard(tokens: TokenStore(fixed: [(name: "admin", role: .admin, token: "s3cret"),
                                                 (name: "tv", role: .viewer, token: "v1ewer")]),

@@ -5,6 +5,7 @@
 // more than the budget allows. Built by `make fuzz` (Tests/Fuzz/README.md).
 import Foundation
 @testable import SightlineCore
+@testable import SightlineSupport
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzUpload(_ start: UnsafeRawPointer, _ count: Int) -> CInt {

@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 @Suite struct EventRecorderTests {
     typealias S = StoredEvents

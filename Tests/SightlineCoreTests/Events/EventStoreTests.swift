@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 /// Event records for store and API tests.
 enum StoredEvents {

@@ -1,5 +1,7 @@
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 @Suite("Face detection pacing")
 struct FaceDetectionPolicyTests {

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
 
 /// Which detectors ran, in order (the detection thread writes, the test reads).
 final class CallLog: Sendable {

@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 @Suite("Face geometry, decoding and wire conversion")
 struct FaceGeometryTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 /// dlib's 68-point fit, what is measured from it, the judging limits and the
 /// person check. Tests that need dlib's model (Debian's libdlib-data) or the

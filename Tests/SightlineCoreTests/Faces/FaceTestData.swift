@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
 
 /// The shared face photos, their ground truth (faces.json) and the YuNet models.
 enum FaceTestData {

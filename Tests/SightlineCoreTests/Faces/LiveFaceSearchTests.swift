@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 /// The live detector's ways of finding every face at once: the fine pass
 /// (small and tilted faces), the confirming crop (a tracked face the usual

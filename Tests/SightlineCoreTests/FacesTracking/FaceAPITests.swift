@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
 
 @Suite struct FaceAPITests {
     static let tokenValue = "s3cret"

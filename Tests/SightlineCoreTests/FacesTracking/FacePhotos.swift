@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 /// Real faces from ../shared/testdata/faces (faces.json's boxes and eyes),
 /// and augmented aligned crops made from them.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
 
 /// Drives FaceService the way the pipeline does: one tracked face per frame,
 /// the frame being an augmented view of a real photo.

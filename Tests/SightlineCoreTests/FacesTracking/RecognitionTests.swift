@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 @Suite struct RecognitionTests {
     static let enrollSeeds: Range<UInt64> = 0..<20

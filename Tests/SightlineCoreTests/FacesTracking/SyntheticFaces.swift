@@ -1,5 +1,6 @@
 import Foundation
 @testable import SightlineCore
+@testable import SightlineVision
 
 /// A small seeded generator (SplitMix64) so synthetic runs repeat exactly.
 struct SeededRandom: RandomNumberGenerator {

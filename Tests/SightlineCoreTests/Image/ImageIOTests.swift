@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 /// PNG through libpng, JPEG through TurboJPEG, the rest through OpenCV:
 /// the same pixels either way.

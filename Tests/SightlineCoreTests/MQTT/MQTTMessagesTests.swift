@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
 
 @Suite struct MQTTMessagesTests {
     typealias S = StoredEvents

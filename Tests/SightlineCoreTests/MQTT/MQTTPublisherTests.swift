@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
 
 /// The publisher against a real Mosquitto broker on a free loopback port.
 /// Waits are generous and only bound how long a failure takes; nothing here

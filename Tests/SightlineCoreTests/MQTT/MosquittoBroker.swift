@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 /// A real Mosquitto broker (Debian's `mosquitto`) on a free loopback port,
 /// for the tests. Tests that need it are enabled only when it is installed

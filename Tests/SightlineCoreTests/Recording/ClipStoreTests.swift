@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineSupport
 
 /// What `EventStore.load` makes of clips after a crash or a hand edit.
 @Suite("Recording: clips in the event store")

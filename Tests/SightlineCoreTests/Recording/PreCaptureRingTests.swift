@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineSupport
 
 @Suite("Recording: pre-capture ring")
 struct PreCaptureRingTests {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Testing
 @testable import SightlineCore
+@testable import SightlineSupport
 
 @Suite("Recording: continuous segments")
 struct SegmentRecorderTests {

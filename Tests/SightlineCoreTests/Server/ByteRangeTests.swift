@@ -1,5 +1,6 @@
 import Testing
 @testable import SightlineCore
+@testable import SightlineSupport
 
 @Suite("Server: byte ranges")
 struct ByteRangeTests {

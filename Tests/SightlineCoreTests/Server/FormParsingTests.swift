@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 /// Forms parsed by libwebsockets' own `lws_spa` as the body arrives, tested
 /// in process through a live `StreamServer` (lws_spa reads the Content-Type

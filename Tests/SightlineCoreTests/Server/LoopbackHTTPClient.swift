@@ -1,6 +1,8 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import SightlineVision
+import SightlineSupport
 #endif
 
 /// A plain HTTP/1.1 client over a TCP socket to 127.0.0.1, for tests that

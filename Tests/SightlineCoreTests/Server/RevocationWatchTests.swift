@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
 
 /// The revocation watch's finding and when it is handed over (the streams it
 /// ends, through a live server, are in StreamServerTests).

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
 
 @Suite struct RouterTests {
     static let tokenValue = "s3cret"

@@ -3,6 +3,8 @@ import Logging
 import Synchronization
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 /// A `StreamServer` running in the test process on a free loopback port,
 /// with a route table made for the test, and real sockets talking to it:

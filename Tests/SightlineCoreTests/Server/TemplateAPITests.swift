@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 /// The template endpoints through the router, as the server runs them (the
 /// worker's handlers run on the test's thread here).

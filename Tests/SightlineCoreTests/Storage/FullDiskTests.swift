@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 /// The same on a real full disk: a small tmpfs, filled (root only).
 @Suite(.serialized, .enabled(if: SmallTmpfs.available, SmallTmpfs.skipMessage))

@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
 import Testing
+import SightlineVision
+import SightlineSupport
 
 /// A small tmpfs mounted for one test, to make a real full disk (ENOSPC)
 /// without touching any other file system. Needs root (or CAP_SYS_ADMIN);

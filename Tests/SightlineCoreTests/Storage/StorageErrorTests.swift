@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 /// Write errors become words without paths, in one place (`StorageError`),
 /// and every caller says them that way.

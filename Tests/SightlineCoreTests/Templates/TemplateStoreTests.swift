@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 @Suite struct TemplateStoreTests {
     static func template(_ name: String, seed: Int) throws -> Template {

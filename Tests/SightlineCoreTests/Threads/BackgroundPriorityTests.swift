@@ -2,6 +2,8 @@ import Foundation
 import Glibc
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 @Suite("Background thread priority")
 struct BackgroundPriorityTests {

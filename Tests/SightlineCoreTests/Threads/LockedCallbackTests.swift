@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 /// A callback read on every frame must not grow with its reads: a bare
 /// closure in a Mutex did (two reabstraction thunks a read), and releasing

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
 
 /// OpenCV's thread count is process-wide, and changing it while other
 /// threads run OpenCV (the other tests, run in parallel) crashed the test run

@@ -1,5 +1,6 @@
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
 
 @Suite struct V4L2FormatChooserTests {
     typealias Mode = V4L2FormatChooser.Mode

@@ -1,5 +1,7 @@
 import Foundation
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 /// Test pictures with known colours, and the encodings a camera would send.
 enum V4L2TestPattern {

@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 /// The H.264 sink's encoding step, run on the test's thread with real x264.
 @Suite("Video: H.264 feed encoder")

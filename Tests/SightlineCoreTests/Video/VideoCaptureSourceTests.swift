@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 /// A video file or stream source through VideoReader (FFmpeg): its format,
 /// looping at the end of a file, and the errors it gives.

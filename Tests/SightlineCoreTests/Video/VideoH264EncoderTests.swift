@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 /// A 640x480 picture that moves: a diagonal gradient drifting right, a
 /// textured square gliding across it and a bright disc bouncing.

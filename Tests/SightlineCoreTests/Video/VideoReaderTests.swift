@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineVision
+@testable import SightlineSupport
 
 /// Debian's ffmpeg and ffprobe, to make videos and count their frames. Tests
 /// that need them are enabled only when they are installed, so a machine

@@ -1,4 +1,6 @@
 import CSightlineOpenCV
+import SightlineVision
+import SightlineSupport
 
 extension ImageOps {
     /// Converts packed YUYV 4:2:2 (rows `stride` bytes apart, at least

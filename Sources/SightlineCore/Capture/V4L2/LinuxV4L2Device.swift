@@ -1,5 +1,7 @@
 import CSightlineV4L2
 import Foundation
+import SightlineVision
+import SightlineSupport
 
 /// The real V4L2 device: ioctls through libv4l2 (via the CSightlineV4L2 shim),
 /// which also converts formats a camera cannot give natively.

@@ -1,3 +1,4 @@
+import SightlineSupport
 /// The mmap buffers of one streaming session: allocated and mapped at open,
 /// unmapped and freed at close.
 ///

@@ -1,4 +1,5 @@
 import CSightlineV4L2
+import SightlineSupport
 
 /// A V4L2 pixel format code (four ASCII characters packed little-endian).
 public struct V4L2FourCC: RawRepresentable, Hashable, Sendable, CustomStringConvertible {

@@ -1,5 +1,7 @@
 import CSightlineOpenCV
 import Foundation
+import SightlineVision
+import SightlineSupport
 
 /// Turns the bytes of one dequeued buffer into a new BGR image: YUYV through
 /// the OpenCV shim, MJPEG/JPEG through TurboJPEG, BGR24 by copying rows.

@@ -1,3 +1,4 @@
+import SightlineVision
 /// A V4L2 fraction; as a frame interval, seconds per frame.
 public struct V4L2Fraction: Sendable, Hashable, CustomStringConvertible {
     public var numerator: UInt32

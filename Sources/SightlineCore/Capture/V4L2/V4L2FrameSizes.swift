@@ -1,3 +1,4 @@
+import SightlineVision
 /// A frame size in pixels.
 public struct V4L2Size: Sendable, Hashable, CustomStringConvertible {
     public var width: Int

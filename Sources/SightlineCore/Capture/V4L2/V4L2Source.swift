@@ -1,4 +1,6 @@
 import Foundation
+import SightlineVision
+import SightlineSupport
 
 /// A V4L2 camera (`v4l2:/dev/videoN`): negotiates the mode nearest the
 /// request, streams through mmap buffers, and turns each frame into BGR.

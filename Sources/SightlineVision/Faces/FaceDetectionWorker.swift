@@ -1,0 +1,194 @@
+import Foundation
+import SightlineSupport
+
+/// Runs a face detector beside the pipeline, on the newest frame it is
+/// given, so a slow detection (Haar takes about a frame budget, more on a busy
+/// machine) never holds up the pipeline. A frame offered while it is busy
+/// waits in a one-frame slot, replacing any older one there, so the next
+/// detection starts the moment the last ends (rather than on the next frame
+/// to arrive): detections per second are 1 / detection time. Frames that are
+/// replaced are not detected on; the tracker carries the boxes.
+///
+/// It is a lane of a `FaceDetectionThread` (`sightline.faces`): the one every
+/// camera of a server shares (one detection budget: the lanes take turns, so
+/// a busy camera cannot starve another's passes), or one of its own.
+///
+/// Threads: `offer` and `takeResult` are called by the pipeline thread; the
+/// detector belongs to the detecting thread, which alone calls it.
+/// `@unchecked Sendable` by that: `pending`, `result`, `failure`, `stopped`,
+/// `running` and `previous` are read and written only while `condition` (an
+/// NSCondition, a lock with waits: its thread's) is held, and `detector` only
+/// on that thread.
+public final class FaceDetectionWorker: @unchecked Sendable {
+    public struct Result: Sendable {
+        public let observations: [FaceObservation]
+        /// The frame they were found in (their landmarks refer to it).
+        public let image: ImageBuffer
+        public let gray: ImageBuffer?
+        public let capturedAt: Double
+        public let seconds: Double
+        /// Whether it was a fine pass (`offer`'s `fine`).
+        public let fine: Bool
+    }
+
+    private let detector: FaceDetector
+    private let limit: Int
+    private let condition: NSCondition
+    /// The thread it is a lane of.
+    private let thread: FaceDetectionThread
+    /// Whether that thread is its own (stopped with it).
+    private let ownsThread: Bool
+    private var pending: (image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double, hints: [FaceObservation], fine: Int?)?
+    private var result: Result?
+    /// Results of frames taken before this time are dropped (`discardResults`).
+    private var discardBefore = -Double.infinity
+    private var failure: Error?
+    private var stopped = false
+    /// A detection is under way (guarded by `condition`).
+    private var running = false
+    /// The faces of the last pass and its frame's time (guarded by `condition`).
+    private var previous: (faces: [FaceObservation], capturedAt: Double) = ([], -Double.infinity)
+
+    /// Passes run for this worker (guarded by `condition`).
+    private var passes: UInt64 = 0
+    /// When its last pass ended, for the shared thread's turns (guarded by `condition`).
+    var lastServedNanos: UInt64 = 0
+
+    /// `shared`: run as a lane of that thread (every camera's detections on
+    /// one thread, in turns); nil: on a thread of its own.
+    public init(detector: FaceDetector, limit: Int, shared: FaceDetectionThread? = nil) {
+        self.detector = detector
+        self.limit = limit
+        thread = shared ?? FaceDetectionThread()
+        ownsThread = shared == nil
+        condition = thread.condition
+        thread.add(self)
+    }
+
+    deinit { stop() }
+
+    /// Hands over a frame for the next detection, replacing one still
+    /// waiting; false once stopped. The buffers are only read afterwards.
+    /// `hints` are the tracked faces at the frame's time, `fine` asks for a
+    /// pass that finds small and tilted faces too (see FaceDetector).
+    @discardableResult
+    public func offer(_ image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double,
+                      hints: [FaceObservation] = [], fine: Int? = nil) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !stopped else { return false }
+        pending = (image, gray, capturedAt, hints, fine)
+        condition.broadcast()  // the detecting thread (a shared one's lock has other waiters too)
+        return true
+    }
+
+    /// Whether no detection is under way or waiting: an offer now starts at once.
+    public var isIdle: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return pending == nil && !running
+    }
+
+    /// Drops the finished detection and any under way or waiting whose frame
+    /// was taken before `capturedAt` (the picture was cut since).
+    public func discardResults(before capturedAt: Double) {
+        condition.lock()
+        defer { condition.unlock() }
+        discardBefore = max(discardBefore, capturedAt)
+        if let waiting = result, waiting.capturedAt < capturedAt { result = nil }
+        if let queued = pending, queued.capturedAt < capturedAt { pending = nil }
+    }
+
+    /// The newest finished detection, once; throws what the detector threw.
+    public func takeResult() throws -> Result? {
+        condition.lock()
+        defer { condition.unlock() }
+        if let failure {
+            self.failure = nil
+            throw failure
+        }
+        defer { result = nil }
+        return result
+    }
+
+    /// Ends the worker and waits until its thread has left the detector (a
+    /// detection under way finishes first): nothing may still be inside
+    /// OpenCV when the process exits and its libraries are torn down.
+    public func stop() {
+        condition.lock()
+        stopped = true
+        pending = nil
+        condition.broadcast()
+        // Its pass under way (if any) ends first; a shared thread goes on for the others.
+        while running { condition.wait() }
+        condition.unlock()
+        thread.remove(self)
+        if ownsThread { thread.stop() }
+    }
+
+    /// Passes run so far (any thread).
+    public var passCount: UInt64 {
+        condition.lock()
+        defer { condition.unlock() }
+        return passes
+    }
+
+    /// A detection to run: the frame and what goes with it.
+    struct Job {
+        let image: ImageBuffer
+        let gray: ImageBuffer?
+        let capturedAt: Double
+        let hints: [FaceObservation]
+        let fine: Int?
+    }
+
+    /// With `condition` held: whether a frame waits.
+    var hasPending: Bool { pending != nil && !stopped }
+
+    /// With `condition` held (the detecting thread): takes the waiting frame
+    /// (`hasPending` must be true) and marks a pass under way.
+    func takeJob() -> Job {
+        let waiting = pending!
+        pending = nil
+        running = true
+            // The tracked faces came with the offer, which may predate the
+            // last pass's result (the frame waited while that pass ran): its
+            // faces that no hint covers are added, so a face that pass found
+            // is looked for again rather than missed (YuNet's confirming
+            // crops), unless the picture was cut since.
+        let hints = previous.capturedAt < discardBefore ? waiting.hints
+            : waiting.hints + previous.faces.filter { face in
+                !waiting.hints.contains {
+                    FaceGeometry.intersectionOverUnion($0.box, face.box) >= FaceGeometry.sameFaceOverlap
+                }
+            }
+        return Job(image: waiting.image, gray: waiting.gray, capturedAt: waiting.capturedAt, hints: hints, fine: waiting.fine)
+    }
+
+    /// The detecting thread, without the lock: runs the detector on `job`.
+    func detect(_ job: Job) -> (outcome: Swift.Result<[FaceObservation], Error>, seconds: Double) {
+        let start = MonotonicClock.nanos()
+        let outcome = Swift.Result {
+            try detector.detect(in: job.image, gray: job.gray, limit: limit, hints: job.hints, fine: job.fine)
+        }
+        return (outcome, Double(MonotonicClock.nanos() - start) / 1e9)
+    }
+
+    /// With `condition` held (the detecting thread): keeps what the pass found.
+    func finish(_ job: Job, _ done: (outcome: Swift.Result<[FaceObservation], Error>, seconds: Double)) {
+        running = false
+        passes += 1
+        lastServedNanos = MonotonicClock.nanos()
+        switch done.outcome {
+        case .success where job.capturedAt < discardBefore:
+            break  // its picture was cut away while it ran
+        case .success(let observations):
+            previous = (observations, job.capturedAt)
+            result = Result(observations: observations, image: job.image, gray: job.gray,
+                            capturedAt: job.capturedAt, seconds: done.seconds, fine: job.fine != nil)
+        case .failure(let error):
+            failure = error
+        }
+        condition.broadcast()
+    }
+}

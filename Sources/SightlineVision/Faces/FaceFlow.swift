@@ -1,0 +1,144 @@
+import CSightlineOpenCV
+import Foundation
+
+/// How a face moved from one frame to another, measured by sparse optical
+/// flow (pyramidal Lucas-Kanade, `slcv_track_points`) on points spread over
+/// the face: a similarity (shift, turn and scale about the face), so a box
+/// carried by it follows the face's drift, its zoom and its roll between
+/// detection passes, with no velocity guess and no lag.
+///
+/// The points are a grid over the face box's inner part plus its landmarks;
+/// points the backward pass does not bring back (a flat cheek, an occluder,
+/// the face leaving) are dropped, and the similarity is fitted by least
+/// squares twice, the second time without the points the first fit explains
+/// worst. Written here rather than taken from cv::estimateAffinePartial2D:
+/// that one samples at random (RANSAC, LMedS), and a tracker's output should
+/// be the same on the same frames; with a few dozen points that passed the
+/// forward-backward check, a trimmed fit is enough.
+///
+/// Thread ownership: the pipeline thread (FaceStage); it keeps point
+/// buffers between calls. Not Sendable.
+package final class FaceFlow {
+    package struct Options {
+        /// Points along each side of the grid over the face.
+        var gridSide = 5
+        /// The grid covers the box's middle, this share of its width and height.
+        var gridSpan = 0.7
+        /// Pixels a point may come back away from where it started.
+        var maxForwardBackward = 1.0
+        /// Points that must pass to trust a motion.
+        var minPoints = 8
+        /// Pyramid levels above the image (each doubles the motion it follows).
+        var levels = 3
+        /// A step that turns or scales more than this between two frames is
+        /// not a face's motion (the points jumped to something else).
+        var maxStepDegrees = 30.0
+        var maxStepScale = 1.4
+    }
+
+    /// One measured motion: maps a point of the first frame to where it is in
+    /// the second; `degrees` is its turn, clockwise in image coordinates.
+    package struct Motion: Equatable {
+        var transform: AffineTransform
+        var degrees: Double
+        var scale: Double
+        /// Points that passed and were kept by the fit.
+        var points: Int
+    }
+
+    let options: Options
+    private var from: [Float] = []
+    private var moved: [Float] = []
+    private var status: [UInt8] = []
+    private var error: [Float] = []
+
+    package init(options: Options = Options()) { self.options = options }
+
+    /// How the face in `box` of `previous` (with its `landmarks`, if known)
+    /// moved to `next`; nil when the images differ in size or the points do
+    /// not agree on a face's motion.
+    package func motion(of box: TrackGeometry.Box, landmarks: FaceLandmarks?, from previous: ImageBuffer,
+                to next: ImageBuffer) throws -> Motion? {
+        guard previous.channels == 1, next.channels == 1, previous.width == next.width,
+              previous.height == next.height, box.w >= 4, box.h >= 4 else { return nil }
+        // The search looks around the face as far as it may have moved.
+        let size = max(box.w, box.h)
+        let margin = max(0.6 * size, 16)
+        let x0 = max(0, Int((box.x - margin).rounded(.down))), y0 = max(0, Int((box.y - margin).rounded(.down)))
+        let x1 = min(previous.width, Int((box.x + box.w + margin).rounded(.up)))
+        let y1 = min(previous.height, Int((box.y + box.h + margin).rounded(.up)))
+        guard x1 - x0 >= 8, y1 - y0 >= 8 else { return nil }
+
+        from.removeAll(keepingCapacity: true)
+        func add(_ x: Double, _ y: Double) {
+            guard x >= Double(x0), y >= Double(y0), x < Double(x1), y < Double(y1) else { return }
+            from.append(Float(x - Double(x0)))
+            from.append(Float(y - Double(y0)))
+        }
+        let side = max(2, options.gridSide)
+        for row in 0..<side {
+            for column in 0..<side {
+                let u = (1 - options.gridSpan) / 2 + options.gridSpan * Double(column) / Double(side - 1)
+                let v = (1 - options.gridSpan) / 2 + options.gridSpan * Double(row) / Double(side - 1)
+                add(box.x + u * box.w, box.y + v * box.h)
+            }
+        }
+        if let landmarks {
+            for point in [landmarks.rightEye, landmarks.leftEye, landmarks.nose, landmarks.mouthRight,
+                          landmarks.mouthLeft].compactMap({ $0 }) {
+                add(point.x, point.y)
+            }
+        }
+        let count = from.count / 2
+        guard count >= options.minPoints else { return nil }
+        moved = [Float](repeating: 0, count: 2 * count)
+        status = [UInt8](repeating: 0, count: count)
+        error = [Float](repeating: 0, count: count)
+        // A window a quarter of the face (odd, 9 to 21 pixels): large enough
+        // to hold texture, small enough to stay on the face.
+        let window = min(21, max(9, Int(size / 4) | 1))
+        let before = previous.cView(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+        let after = next.cView(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+        try OpenCVError.check { err in
+            slcv_track_points(before, after, from, Int32(count), Int32(window), Int32(options.levels), &moved,
+                              &status, &error, err)
+        }
+        var pairs: [(PixelPoint, PixelPoint)] = []
+        for i in 0..<count where status[i] != 0 && Double(error[i]) <= options.maxForwardBackward {
+            pairs.append((PixelPoint(x: Double(from[2 * i]) + Double(x0), y: Double(from[2 * i + 1]) + Double(y0)),
+                          PixelPoint(x: Double(moved[2 * i]) + Double(x0), y: Double(moved[2 * i + 1]) + Double(y0))))
+        }
+        guard pairs.count >= options.minPoints, var fit = Self.similarity(pairs) else { return nil }
+        // Refit without the quarter of the points the first fit explains worst
+        // (a point that slid along an edge, or onto the background).
+        let residuals = pairs.map { fit.apply($0.0).distance(to: $0.1) }
+        let cut = residuals.sorted()[max(options.minPoints, pairs.count * 3 / 4) - 1]
+        let kept = zip(pairs, residuals).filter { $0.1 <= max(cut, 0.25) }.map(\.0)
+        if kept.count >= options.minPoints, let refit = Self.similarity(kept) { fit = refit }
+        let scale = (fit.a * fit.a + fit.d * fit.d).squareRoot()
+        let degrees = atan2(fit.d, fit.a) * 180 / .pi
+        guard abs(degrees) <= options.maxStepDegrees, scale <= options.maxStepScale,
+              scale >= 1 / options.maxStepScale else { return nil }
+        return Motion(transform: fit, degrees: degrees, scale: scale, points: kept.count)
+    }
+
+    /// The least-squares similarity (x' = a x - b y + tx, y' = b x + a y + ty)
+    /// taking each first point to its second; nil for fewer than two
+    /// distinct points.
+    static func similarity(_ pairs: [(PixelPoint, PixelPoint)]) -> AffineTransform? {
+        guard pairs.count >= 2 else { return nil }
+        let n = Double(pairs.count)
+        let mx = pairs.reduce(0) { $0 + $1.0.x } / n, my = pairs.reduce(0) { $0 + $1.0.y } / n
+        let nx = pairs.reduce(0) { $0 + $1.1.x } / n, ny = pairs.reduce(0) { $0 + $1.1.y } / n
+        var dot = 0.0, cross = 0.0, norm = 0.0
+        for (p, q) in pairs {
+            let px = p.x - mx, py = p.y - my, qx = q.x - nx, qy = q.y - ny
+            dot += px * qx + py * qy
+            cross += px * qy - py * qx
+            norm += px * px + py * py
+        }
+        guard norm > 1e-9 else { return nil }
+        let a = dot / norm, b = cross / norm
+        return AffineTransform(a: a, b: -b, c: nx - a * mx + b * my, d: b, e: a, f: ny - b * mx - a * my)
+    }
+}

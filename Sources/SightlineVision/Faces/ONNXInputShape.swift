@@ -1,0 +1,94 @@
+import Foundation
+import SightlineSupport
+
+/// Reads the declared shape of an ONNX model's first input, so the YuNet
+/// detector takes its fixed input size from the model file itself
+/// (cv::dnn in OpenCV 4.6 does not report it).
+///
+/// Only the few protobuf fields on the path ModelProto.graph(7) →
+/// GraphProto.input(11) → ValueInfoProto.type(2) → TypeProto.tensor_type(1)
+/// → shape(2) → dim(1) → dim_value(1) are decoded; everything else is skipped.
+public enum ONNXInputShape {
+    enum Field {
+        static let modelGraph = 7, graphInput = 11, valueInfoType = 2
+        static let typeTensor = 1, tensorShape = 2, shapeDim = 1, dimValue = 1
+    }
+
+    /// The dimensions of the first input (0 for a symbolic dimension); nil
+    /// when the file cannot be read or holds no such input.
+    public static func read(path: String) -> [Int]? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let bytes = [UInt8](data)
+        guard let graph = firstField(Field.modelGraph, in: bytes[...]),
+              let input = firstField(Field.graphInput, in: graph),
+              let type = firstField(Field.valueInfoType, in: input),
+              let tensor = firstField(Field.typeTensor, in: type),
+              let shape = firstField(Field.tensorShape, in: tensor) else { return nil }
+        let dims = fields(Field.shapeDim, in: shape).map { dim in
+            varintField(Field.dimValue, in: dim).map { Int(truncatingIfNeeded: $0) } ?? 0
+        }
+        return dims.isEmpty ? nil : dims
+    }
+
+    /// The square spatial size of an NCHW input ([1, 3, S, S]), if it has one.
+    public static func squareInputSize(path: String) -> Int? {
+        guard let dims = read(path: path), dims.count == 4, dims[2] > 0, dims[2] == dims[3] else { return nil }
+        return dims[2]
+    }
+
+    // MARK: protobuf wire format
+
+    private enum WireType: UInt64 { case varint = 0, fixed64 = 1, lengthDelimited = 2, fixed32 = 5 }
+
+    private struct Entry { var number: Int; var varint: UInt64?; var payload: ArraySlice<UInt8>? }
+
+    private static func firstField(_ number: Int, in message: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        entries(of: message)?.first { $0.number == number && $0.payload != nil }?.payload
+    }
+
+    private static func fields(_ number: Int, in message: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
+        (entries(of: message) ?? []).compactMap { $0.number == number ? $0.payload : nil }
+    }
+
+    private static func varintField(_ number: Int, in message: ArraySlice<UInt8>) -> UInt64? {
+        entries(of: message)?.first { $0.number == number && $0.varint != nil }?.varint
+    }
+
+    /// The top-level fields of one message; nil when it is malformed.
+    private static func entries(of message: ArraySlice<UInt8>) -> [Entry]? {
+        var result: [Entry] = []
+        var index = message.startIndex
+        while index < message.endIndex {
+            guard let key = varint(message, &index), let wire = WireType(rawValue: key & 7) else { return nil }
+            let number = Int(key >> 3)
+            switch wire {
+            case .varint:
+                guard let value = varint(message, &index) else { return nil }
+                result.append(Entry(number: number, varint: value, payload: nil))
+            case .fixed64, .fixed32:
+                let size = wire == .fixed64 ? 8 : 4
+                guard message.endIndex - index >= size else { return nil }
+                index += size
+            case .lengthDelimited:
+                guard let length = varint(message, &index), length <= UInt64(message.endIndex - index) else { return nil }
+                let end = index + Int(length)
+                result.append(Entry(number: number, varint: nil, payload: message[index..<end]))
+                index = end
+            }
+        }
+        return result
+    }
+
+    private static func varint(_ bytes: ArraySlice<UInt8>, _ index: inout Int) -> UInt64? {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while index < bytes.endIndex, shift < 64 {
+            let byte = bytes[index]
+            index += 1
+            value |= UInt64(byte & 0x7f) << shift
+            if byte & 0x80 == 0 { return value }
+            shift += 7
+        }
+        return nil
+    }
+}

@@ -1,0 +1,589 @@
+import CSightlineOpenCV
+import Foundation
+import SightlineSupport
+
+/// Face detection with the YuNet 2023mar ONNX model through cv::dnn.
+///
+/// The frame (or its region of interest) is letterboxed into an input whose
+/// longer side is the model's size (320 or 640, read from the model file) and
+/// whose shorter side is only as long as the frame needs (`Letterbox`); the 12 outputs
+/// are decoded in Swift (`YuNetDecoder`), suppressed (NMS) and mapped back to
+/// frame pixels. An optional second pass (`LandmarkRefiner`) re-reads the
+/// landmarks on an upright, upscaled crop of each face for accurate roll.
+///
+/// Belongs to the one thread that calls it (see FaceDetector): it keeps the network and its
+/// input and output buffers between frames and is not thread-safe.
+public final class YuNetDetector: FaceDetector {
+    public struct Options: Sendable {
+        /// Minimum score (sqrt(cls * obj)) for a face.
+        public var scoreThreshold = 0.75
+        /// Faces overlapping a better one by more than this IoU are dropped.
+        public var nmsThreshold = 0.3
+        /// Only look for faces here (normalized to the frame); nil = everywhere.
+        public var regionOfInterest: NormalizedBox?
+        /// Re-read landmarks on upscaled crops of each face (up to six extra
+        /// 320x320 forward passes per face) for a roll accurate to a few
+        /// degrees. Too slow for every live frame, so off by default.
+        public var refineLandmarks = false
+        /// Where the second pass starts, around the first-pass roll (degrees):
+        /// more starts escape a wrong first reading, each costs up to six passes.
+        public var refineStartOffsets: [Double] = [0]
+        /// Live pacing of the second pass: a face that a tracked face (hint)
+        /// overlaps is refined with one crop turned by the tracked roll (one
+        /// forward pass), and only when its last refinement is this many
+        /// seconds old; in between it reports no roll, and the tracker carries
+        /// the roll by its rate. A new face gets one crop turned by its
+        /// first-pass roll at once. 0 refines every face fully on every pass
+        /// (still photos).
+        public var refineEverySeconds = 0.0
+        /// Side of the crop of that live refinement (a multiple of 32): 320
+        /// reads roll best; 224 costs half as much, 160 a quarter, each with
+        /// a larger roll error (README, "Faces on a budget").
+        public var trackedCropSize = LandmarkRefiner.defaultCropSize
+        /// A tracked face seen to hold still (see `refineInterval`: its last
+        /// two readings, the track at the last one and the track now all
+        /// within `steadyRollDegrees`; most faces, most of the time) waits
+        /// this many times `refineEverySeconds` instead.
+        public var steadyRefineFactor = 5.0
+        public var steadyRollDegrees = 1.5
+        /// When nothing is found, look again on copies turned by these angles
+        /// (for strongly tilted faces). Costs one pass per angle on empty frames,
+        /// so live pipelines leave it empty.
+        public var rotationFallbackAngles: [Double] = []
+        /// Live: a tracked face (hint) that the pass did not find is looked
+        /// for once more on a crop where it was predicted, turned by its
+        /// tracked roll (one forward pass on a face at the crop's scale,
+        /// where the frame-wide pass sees it small and possibly tilted). Found
+        /// with at least `scoreThreshold`, it is reported (its crop's
+        /// landmarks count as a refinement); not found, it is missed, and the
+        /// tracker hides it at once.
+        public var confirmMissedTracks = false
+        /// Live: how many faces new to the tracker a pass reads upright at
+        /// once (one or two crops each); the others are reported without
+        /// that reading, so a pass that finds many (a cut to a crowd) ends
+        /// sooner, and their roll comes with the next pass. nil: all.
+        public var newFacesReadAtOnce: Int? = nil
+        /// The long side a fine pass (`detect(..., fine: n)`) gives the
+        /// frame: 640 finds faces down to about 20 pixels wide where the
+        /// model's 320 finds them from about 40.
+        public var fineInputSize = 640
+        /// The fine passes on a picture look for faces of each of these tilts in turn (roll,
+        /// degrees clockwise; the frame is turned back by it), so a head
+        /// tilted further than the model finds upright (about 30°) is found
+        /// by one of them.
+        public var fineTurns: [Double] = [0, 30, -30]
+        /// Read `smile` and `eyesClosed` from each face's pixels (about 2-3 ms a
+        /// face with dlib's model: the fit costs the same at any size).
+        public var attributes: FaceAttributeReader.Options? = FaceAttributeReader.Options()
+        /// Live pacing of the attributes: a face read less than this many seconds
+        /// ago (matched by its box, as for refinement) is not read again and
+        /// carries its last reading. 0 reads every face on every pass.
+        public var attributesEverySeconds = 0.0
+        /// Live: at most this many faces are read for attributes in one pass
+        /// (about 2-4 ms each), so a crowd costs a pass no more than a few
+        /// faces do. The faces due are read never-read first, then the
+        /// largest; the rest carry their last reading (none yet: omitted)
+        /// and are read on later passes. nil: every face due.
+        public var attributesPerPass: Int? = nil
+        /// Refuse faces that are not a person's (a dog's, a cat's) by a
+        /// second look (`PersonFaceCheck`). Live, only faces new to the
+        /// tracker are looked at (those tracked passed when they were new).
+        public var checkPersons = true
+        /// At most this many faces new to the tracker are checked in one
+        /// pass (about 3 ms each), the largest first; the others are left out
+        /// of this pass's faces, to be found and checked by a later one. The
+        /// cut-frame pass, which runs on the pipeline thread, takes
+        /// `cutFramePersonChecks`. nil: every new face.
+        public var personChecksPerPass: Int? = nil
+        /// Live: a pass whose tracked faces (hints) number at least this is
+        /// a crowd's. Its crops (confirming a missed track, reading a face
+        /// upright) are cut at `crowdCropUpscale` times the face's own pixels
+        /// rather than at `trackedCropSize` (a 50-pixel face's crop is 160
+        /// pixels, not 320: a quarter of the forward pass), and at most
+        /// `crowdCropsPerPass` are run, the faces read longest ago first; a
+        /// missed track left for a later pass is carried as the tracker
+        /// predicted it. Fewer faces are read as before. nil: never a crowd.
+        public var crowdFaces: Int? = nil
+        public var crowdCropsPerPass = 4
+        public var crowdCropUpscale = 2.0
+        /// A crowd's pass reads this many faces' attributes (the rest carry
+        /// their last reading): ten faces at 10 passes a second are each read
+        /// about once a second, not four times.
+        public var crowdAttributesPerPass = 1
+
+        public init() {}
+
+        /// Settings for still photos (`sightline detect`): time matters less than finding faces.
+        public static var stillImage: Options {
+            var options = Options()
+            options.refineLandmarks = true
+            options.refineStartOffsets = LandmarkRefiner.defaultStartOffsets
+            options.rotationFallbackAngles = [-30, 30, -60, 60]
+            return options
+        }
+    }
+
+    public let options: Options
+    public let modelPath: String
+    public var inputSize: Int { network.inputSize }
+    public var name: String { "yunet-\(network.inputSize)" }
+
+    private let network: YuNetNetwork
+    let refiner: LandmarkRefiner
+    /// The network inputs, by shape (width, height): usual and fine passes
+    /// alternate between two, each kept between passes.
+    private var inputs: [[Int]: ImageBuffer] = [:]
+    private let attributes: FaceAttributeReader?
+    private let personCheck: PersonFaceCheck?
+    /// Faces refused by the person check (for tests).
+    private(set) var refusedFaces = 0
+    /// The faces of the last pass with their last landmark reading (below,
+    /// `attributed`: their last smile and eyes reading).
+    private var refined: [RefineRecord] = []
+    /// Faces read for attributes under live pacing (for tests).
+    private(set) var attributeReads = 0
+    /// Missed tracks found again by a confirming crop, and fine passes run (for tests).
+    private(set) var confirmations = 0
+    private(set) var finePasses = 0
+    /// The turn of the first crop of the last live reading (for tests).
+    private(set) var lastReadStart: Double?
+    /// The order of `fineTurns` in this round of fine passes (`fineTilt`).
+    private var fineOrder: [Double] = []
+    private var attributed: [AttributeRecord] = []
+
+    /// `models`: loaded parts shared with other cameras' detectors, all used
+    /// on one thread (`FaceSharing`); nil: loaded for this detector alone.
+    public init(modelPath: String, options: Options = Options(), models: YuNetModels? = nil) throws {
+        let models = try models ?? YuNetModels(modelPath: modelPath, options: options)
+        network = models.network
+        self.modelPath = modelPath
+        self.options = options
+        refiner = LandmarkRefiner(network: network)
+        refiner.startOffsets = options.refineStartOffsets
+        refiner.trackedCropSize = options.trackedCropSize
+        attributes = options.attributes == nil ? nil : models.attributes
+        personCheck = options.checkPersons ? models.personCheck : nil
+    }
+
+    public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] {
+        try detect(in: frame, gray: gray, limit: limit, hints: [])
+    }
+
+    /// The cut-frame pass's `personChecksPerPass`: the four largest new
+    /// faces (about 12 ms on the pipeline thread); the others are boxed when
+    /// the worker's pass on that frame ends.
+    public static let cutFramePersonChecks = 4
+
+    /// The live server's `attributesPerPass`: four faces, about 10 ms of a pass.
+    public static let liveAttributesPerPass = 4
+    /// The live server's `crowdFaces`: eight tracked faces make a crowd.
+    public static let liveCrowdFaces = 8
+
+    /// A hint (a tracked face) overlapping a found face by at least this IoU
+    /// gives it its roll as the second pass's start.
+    static let hintOverlap = FaceGeometry.sameFaceOverlap
+
+    public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Int?)
+        throws -> [FaceObservation] {
+        guard limit > 0, let region = searchRegion(frame) else { return [] }
+        var faces = try detectOnce(frame, region: region, limit: limit, inputSize: network.inputSize)
+        // Faces from this index on were found on a turned frame.
+        var turnedFrom = Int.max
+        if let fine {
+            // A fine pass adds what it finds that the usual one did not (faces
+            // both find keep the usual pass's landmarks, read upright): it looks
+            // at the region at up to `fineInputSize` on its long side (never
+            // smaller than the model's size, never upscaled past 1:1), turned
+            // back by the tilt whose turn it is.
+            finePasses += 1
+            let size = max(network.inputSize, min(options.fineInputSize, max(region.w, region.h)))
+            let tilt = fineTilt(fine, hints: hints)
+            let found = tilt == 0 ? try detectOnce(frame, region: region, limit: limit, inputSize: size)
+                : try detectTurned(frame, region: region, limit: limit, inputSize: size, angles: [-tilt])
+            let usual = faces
+            faces += found.filter { Self.overlapping($0.box, in: usual, box: { $0.box }) == nil }
+            faces = Array(faces.prefix(limit))
+            if tilt != 0 { turnedFrom = usual.count }
+        }
+        if faces.isEmpty {
+            faces = try detectTurned(frame, region: region, limit: limit, inputSize: network.inputSize,
+                                     angles: options.rotationFallbackAngles)
+        }
+        let now = Double(MonotonicClock.nanos()) / 1e9
+        var records: [RefineRecord] = []
+        // Faces found by a confirming crop (already read upright), or carried
+        // past a crowd's crop budget: not read again in this pass.
+        var confirmed = Set<Int>()
+        var unrefined = Set<Int>()
+        let crowd = options.crowdFaces.map { hints.count >= $0 } ?? false
+        var cropsLeft = crowd ? options.crowdCropsPerPass : Int.max
+        /// When a face was last read by a crop (confirmed or read upright): -inf never.
+        func lastRead(_ box: (x: Double, y: Double, w: Double, h: Double)) -> Double {
+            Self.overlapping(box, in: refined, box: { $0.box })?.at ?? -.infinity
+        }
+        if options.confirmMissedTracks {
+            var missed = hints.filter { Self.overlapping($0.box, in: faces, box: { $0.box }) == nil }
+            if crowd { missed = Self.longestAgoFirst(missed, readAt: missed.map { lastRead($0.box) }) }
+            for hint in missed where faces.count < limit {
+                guard cropsLeft > 0 else {
+                    // A crowd's budget is spent: carried as predicted (no roll
+                    // reading: the tracker carries its own), looked at first next time.
+                    var carried = hint
+                    carried.roll = nil
+                    unrefined.insert(faces.count)
+                    confirmed.insert(faces.count)
+                    faces.append(carried)
+                    if let last = Self.overlapping(hint.box, in: refined, box: { $0.box }) {
+                        records.append(last.carried(to: hint.box))
+                    }
+                    continue
+                }
+                cropsLeft -= 1
+                // A face reported before its upright reading has no tracked
+                // roll yet; its landmarks' roll (from a turned fine pass, say) is nearer than upright.
+                let roll = hint.roll ?? FaceGeometry.withPose(hint).roll ?? 0
+                guard let found = try refiner.confirm(hint, in: frame, roll: roll, minScore: options.scoreThreshold,
+                                                      side: crowd ? crowdCropSide(hint) : nil) else { continue }
+                confirmations += 1
+                confirmed.insert(faces.count)
+                faces.append(found)
+                let last = Self.overlapping(found.box, in: refined, box: { $0.box })
+                records.append(RefineRecord(box: found.box, at: now, tracked: hint.roll,
+                                            reading: FaceGeometry.withPose(found).roll,
+                                            previousReading: last?.reading))
+            }
+        }
+        var newFacesRead = 0
+        if options.refineLandmarks {
+            // A crowd's budget goes to the faces read longest ago first.
+            let order = crowd ? Self.longestAgoFirst(Array(faces.indices), readAt: faces.map { lastRead($0.box) })
+                : Array(faces.indices)
+            for index in order where !confirmed.contains(index) {
+                let face = faces[index]
+                let hint = Self.overlapping(face.box, in: hints.filter { $0.roll != nil }, box: { $0.box })?.roll
+                let last = Self.overlapping(face.box, in: refined, box: { $0.box })
+                if options.refineEverySeconds > 0 {
+                    let isNew = Self.overlapping(face.box, in: hints, box: { $0.box }) == nil
+                    let interval = hint.flatMap { tracked in last.map { refineInterval($0, tracked: tracked) } }
+                    // Passes come on frame times, a little early or late: a pass
+                    // due within a fifth of the interval counts as due.
+                    if let interval, let last, now - last.at < interval * 0.8 {
+                        unrefined.insert(index)
+                        records.append(last.carried(to: face.box))
+                    } else if isNew, let atOnce = options.newFacesReadAtOnce, newFacesRead >= atOnce {
+                        // New to the tracker: boxed now, read upright on the next pass.
+                        unrefined.insert(index)
+                    } else if cropsLeft <= 0 {
+                        // A crowd's budget is spent: its last reading stands (none: none yet).
+                        unrefined.insert(index)
+                        if let last { records.append(last.carried(to: face.box)) }
+                    } else {
+                        if crowd { cropsLeft -= 1 }
+                        // One crop turned by the tracked roll; for a face new to
+                        // the tracker by its first-pass roll (one or two forward
+                        // passes, not the full search's up to six per start), so
+                        // the pass that finds new faces (a cut, a person walking
+                        // in) reports them at once.
+                        if isNew { newFacesRead += 1 }
+                        // The first-pass roll of a face found on a turned frame leans
+                        // towards that turn: its crop starts there (a head tilted like
+                        // the turn, which is why that pass found it, is read from near
+                        // its tilt), and upright is read too when that crop scores low
+                        // (an upright face the turned pass happened to find).
+                        let landmarkRoll = FaceGeometry.withPose(face).roll ?? 0
+                        let first = index >= turnedFrom ? 0 : landmarkRoll
+                        // A tracked face not read yet (reported before its reading)
+                        // starts from the landmarks of the pass that found it: a
+                        // turned fine pass sees a tilted face's roll where this
+                        // upright pass reads it short (its landmarks put a 48-pixel
+                        // face at 35° near 3°, where its crop read it, and its
+                        // track went upright and lost it).
+                        let unread = hint == nil && !isNew
+                            ? Self.overlapping(face.box, in: hints, box: { $0.box }).flatMap { FaceGeometry.withPose($0).roll }
+                            : nil
+                        faces[index] = try readLive(face, in: frame, start: hint ?? unread ?? landmarkRoll, otherwise: first,
+                                                    side: crowd ? crowdCropSide(face) : nil)
+                        records.append(RefineRecord(box: faces[index].box, at: now, tracked: hint,
+                                                    reading: FaceGeometry.withPose(faces[index]).roll,
+                                                    previousReading: hint == nil ? nil : last?.reading,
+                                                    waited: interval ?? options.refineEverySeconds))
+                    }
+                } else {
+                    faces[index] = try refiner.refine(face, in: frame, startRoll: hint)
+                    records.append(RefineRecord(box: faces[index].box, at: now, tracked: hint,
+                                                reading: FaceGeometry.withPose(faces[index]).roll, previousReading: nil))
+                }
+            }
+        }
+        if options.refineLandmarks || options.confirmMissedTracks { refined = records }
+        faces = faces.map(FaceGeometry.withPose)
+        // A first-pass roll reads tilted faces short; the tracker's own is better.
+        for index in unrefined { faces[index].roll = nil }
+        guard !faces.isEmpty else { return faces }
+        let gray = try gray ?? ImageOps.gray(frame)
+        if let personCheck {
+            let isNew = faces.map { Self.overlapping($0.box, in: hints, box: { $0.box }) == nil }
+            let checked = Set(faces.indices.filter { isNew[$0] }.sorted { faces[$0].box.w > faces[$1].box.w }
+                .prefix(options.personChecksPerPass ?? Int.max))
+            var kept: [FaceObservation] = []
+            for index in faces.indices {
+                if !isNew[index] {
+                    kept.append(faces[index])
+                } else if checked.contains(index) {
+                    if try Self.isPerson(faces[index], gray: gray, check: personCheck) {
+                        kept.append(faces[index])
+                    } else {
+                        refusedFaces += 1
+                    }
+                }
+            }
+            faces = kept
+        }
+        guard let attributes, !faces.isEmpty else { return faces }
+        guard options.attributesEverySeconds > 0 else { return try faces.map { try attributes.read($0, gray: gray) } }
+        let readAt = Double(MonotonicClock.nanos()) / 1e9
+        var attributeRecords: [AttributeRecord] = []
+        let lasts = faces.map { face in Self.overlapping(face.box, in: attributed, box: { $0.box }) }
+        let due = faces.indices.filter { index in
+            guard let last = lasts[index] else { return true }
+            return readAt - last.at >= options.attributesEverySeconds * 0.8
+        }
+        // Never read first, then the largest; up to the pass's budget.
+        let read = Set(due.sorted { a, b in
+            (lasts[a] == nil) != (lasts[b] == nil) ? lasts[a] == nil : faces[a].box.w > faces[b].box.w
+        }.prefix(crowd ? options.crowdAttributesPerPass : options.attributesPerPass ?? Int.max))
+        for index in faces.indices {
+            if read.contains(index) {
+                faces[index] = try attributes.read(faces[index], gray: gray)
+                attributeReads += 1
+                var eyes = lasts[index]?.eyes ?? SteadyEyes()
+                faces[index].eyesClosed = eyes.add(faces[index].eyesClosed)
+                attributeRecords.append(AttributeRecord(box: faces[index].box, at: readAt, smile: faces[index].smile, eyes: eyes))
+            } else if let last = lasts[index] {
+                faces[index].smile = last.smile
+                faces[index].eyesClosed = last.eyes.shown
+                attributeRecords.append(AttributeRecord(box: faces[index].box, at: last.at, smile: last.smile, eyes: last.eyes))
+            }
+        }
+        attributed = attributeRecords
+        return faces
+    }
+
+    /// Whether the person check takes the face for a person's. A face
+    /// without landmarks (none from YuNet) is kept.
+    static func isPerson(_ face: FaceObservation, gray: ImageBuffer, check: PersonFaceCheck) throws -> Bool {
+        guard let landmarks = face.landmarks, let crop = try UprightFaceCrop(gray: gray, landmarks: landmarks)
+        else { return true }
+        let score = try check.score(crop)
+        if FaceAttributeReader.traceMeasures {
+            let line = String(format: "{\"box\": [%.1f, %.1f, %.1f, %.1f], \"score\": %.3f, \"hog\": %.3f}\n",
+                              face.box.x, face.box.y, face.box.w, face.box.h, face.score, score)
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+        return score >= PersonFaceCheck.minScore
+    }
+
+    /// A second detector on the same model for the frame of a cut
+    /// (FaceStage): the usual 320 pass alone, no second landmark pass, no
+    /// attributes (about 6 ms), and the person check of its four largest
+    /// faces only (about 3 ms each; the rest wait for the full pass), so the
+    /// large faces of a new picture are boxed on its first frame while this
+    /// one's full pass runs beside the pipeline.
+    public func cutFrameDetector() throws -> YuNetDetector {
+        var lite = Options()
+        lite.scoreThreshold = options.scoreThreshold
+        lite.nmsThreshold = options.nmsThreshold
+        lite.regionOfInterest = options.regionOfInterest
+        lite.attributes = nil
+        lite.personChecksPerPass = Self.cutFramePersonChecks
+        return try YuNetDetector(modelPath: modelPath, options: lite)
+    }
+
+    /// The tilt the `fine`-th fine pass on a picture looks for. Each round
+    /// of `fineTurns` starts with the tilt nearest twice the median roll of
+    /// the faces already tracked (those read upright; their first-pass rolls
+    /// when none is), then the next nearest: the first pass on a
+    /// turned picture (a tilted camera, a crowd leaning one way) finds its
+    /// large faces, and the small ones, tilted like them, are looked for
+    /// first. With no face tracked the order is `fineTurns`' own.
+    func fineTilt(_ fine: Int, hints: [FaceObservation]) -> Double {
+        guard !options.fineTurns.isEmpty else { return 0 }
+        let count = options.fineTurns.count
+        if fine % count == 0 || fineOrder.count != count {
+            // Rolls read upright first: a first-pass roll reads a tilted face short.
+            let read = hints.compactMap(\.roll)
+            let rolls = (read.isEmpty ? hints.compactMap { FaceGeometry.withPose($0).roll } : read).sorted()
+            // The faces still to find lean further than those found: the
+            // usual (upright) passes find the nearer-upright ones first. So
+            // the round starts with the tilt nearest twice their median (a
+            // group read at 12° is looked for at +30° first, one at 4° upright).
+            let dominant = 2 * (rolls.isEmpty ? 0 : rolls[rolls.count / 2])
+            fineOrder = options.fineTurns.enumerated().sorted {
+                let a = abs(FaceGeometry.normalizedDegrees($0.element - dominant))
+                let b = abs(FaceGeometry.normalizedDegrees($1.element - dominant))
+                return a != b ? a < b : $0.offset < $1.offset
+            }.map(\.element)
+        }
+        return fineOrder[fine % count]
+    }
+
+    /// One live crop reading (`LandmarkRefiner.readFromTrack`) turned by
+    /// `start`. A small face's reading leans towards the crop's own turn, so
+    /// a wrong start (a tracked roll gone astray, or the first-pass roll of a
+    /// face found on a turned frame) can hold, and with the track's rate run
+    /// away (seen on the pan video: upright faces of about 40 pixels tracked
+    /// to -90° within a second). Such a crop scores low, so when the network
+    /// scores it under `doubtfulCropScore` and `otherwise` (the frame-wide
+    /// pass's roll, or upright for a face found on a turned frame) is more
+    /// than `startDoubt` degrees away, a crop turned by that is read too, and
+    /// the one the network scores higher wins.
+    func readLive(_ face: FaceObservation, in frame: ImageBuffer, start: Double, otherwise: Double,
+                  side: Int? = nil) throws -> FaceObservation {
+        lastReadStart = start
+        var best = try refiner.readFromTrack(face, in: frame, trackedRoll: start, side: side)
+        if (best?.cropScore ?? 0) < Self.doubtfulCropScore,
+           abs(FaceGeometry.normalizedDegrees(otherwise - start)) > Self.startDoubt,
+           let second = try refiner.readFromTrack(face, in: frame, trackedRoll: otherwise, side: side),
+           second.cropScore > best?.cropScore ?? 0 {
+            best = second
+        }
+        guard var read = best?.face else { return face }
+        read.score = face.score
+        return read
+    }
+
+    /// A crowd's crop side for `face`: the smallest of `crowdCropSides` that
+    /// holds `crowdCropUpscale` times its crop's own pixels, at most
+    /// `trackedCropSize`. Few sides, because OpenCV's dnn makes its layers'
+    /// buffers anew whenever the input size changes.
+    func crowdCropSide(_ face: FaceObservation) -> Int {
+        let pixels = max(face.box.w, face.box.h) * LandmarkRefiner.trackedContext * options.crowdCropUpscale
+        let side = Self.crowdCropSides.first { Double($0) >= pixels } ?? Self.crowdCropSides.last ?? 320
+        return min(options.trackedCropSize, side)
+    }
+    static let crowdCropSides = [160, 224, 320]
+
+    /// `items` ordered by `readAt` (each item's last reading), oldest first.
+    static func longestAgoFirst<T>(_ items: [T], readAt: [Double]) -> [T] {
+        zip(items, readAt).sorted { $0.1 < $1.1 }.map(\.0)
+    }
+
+    /// A well-turned crop of a face scores about 0.92 or more; the runaway
+    /// crops above scored 0.5-0.7.
+    static let doubtfulCropScore = 0.85
+    static let startDoubt = 12.0
+    /// Faces at least this wide (pixels) are held to `steadyRollDegrees`;
+    /// narrower ones to that times this over their width.
+    static let steadyReferenceWidth = LandmarkRefiner.steadyReferenceWidth
+
+    /// One face's last landmark reading under live pacing.
+    /// A face's last smile and eyes reading under live pacing, matched to the
+    /// next pass's faces by overlap. `eyes` holds the shown state and a
+    /// reading waiting for a second (SteadyEyes).
+    struct AttributeRecord {
+        var box: (x: Double, y: Double, w: Double, h: Double)
+        var at: Double
+        var smile: Double?
+        var eyes: SteadyEyes
+    }
+
+    struct RefineRecord {
+        var box: (x: Double, y: Double, w: Double, h: Double)
+        /// When it was read (monotonic seconds).
+        var at: Double
+        /// The tracked roll then (nil for a face new to the tracker), the
+        /// roll read, and the reading before it (nil when it was the first).
+        var tracked: Double?
+        var reading: Double?
+        var previousReading: Double?
+        /// The wait that ended with this reading.
+        var waited: Double = 0
+
+        /// This reading carried on to the face's box in a pass that did not read it again.
+        func carried(to box: (x: Double, y: Double, w: Double, h: Double)) -> RefineRecord {
+            var carried = self
+            carried.box = box
+            return carried
+        }
+    }
+
+    /// How long a tracked face's landmarks stand: `refineEverySeconds`, or
+    /// `steadyRefineFactor` times that for a face seen to hold still. Steady
+    /// takes evidence from the readings, not only from the tracker (whose
+    /// roll rate is near 0 at a turning head's extreme, and unknown for a new
+    /// track): the last two readings agree, the track agreed with the last
+    /// one, and the tracked roll has not moved since, each within
+    /// `steadyRollDegrees` (more for a face narrower than
+    /// `steadyReferenceWidth`, whose readings scatter more). The wait doubles with each steady reading (0.1,
+    /// 0.2, 0.4, 0.5 s), so a head that has only just stopped turning, or
+    /// is at the end of a turn and about to come back, is read again soon
+    /// and its track's rate, which trails such a change, is not carried far.
+    func refineInterval(_ last: RefineRecord, tracked: Double) -> Double {
+        // Readings of a small face scatter more (its eyes are a few pixels
+        // apart), so its tolerance grows as its box shrinks.
+        let limit = options.steadyRollDegrees * max(1, Self.steadyReferenceWidth / max(1, last.box.w))
+        func near(_ a: Double?, _ b: Double?) -> Bool {
+            guard let a, let b else { return false }
+            return abs(FaceGeometry.normalizedDegrees(a - b)) < limit
+        }
+        let steady = near(last.reading, last.previousReading) && near(last.reading, last.tracked)
+            && near(tracked, last.tracked)
+        guard steady else { return options.refineEverySeconds }
+        return min(options.refineEverySeconds * options.steadyRefineFactor,
+                   max(options.refineEverySeconds, 2 * last.waited))
+    }
+
+    /// The item whose box overlaps `target` most, if by at least `hintOverlap` IoU.
+    static func overlapping<T>(_ target: (x: Double, y: Double, w: Double, h: Double), in items: [T],
+                               box: (T) -> (x: Double, y: Double, w: Double, h: Double)) -> T? {
+        guard let best = items.max(by: {
+            FaceGeometry.intersectionOverUnion(box($0), target) < FaceGeometry.intersectionOverUnion(box($1), target)
+        }) else { return nil }
+        return FaceGeometry.intersectionOverUnion(box(best), target) >= hintOverlap ? best : nil
+    }
+
+    /// The region of interest in frame pixels (the whole frame without one).
+    private func searchRegion(_ frame: ImageBuffer) -> (x: Int, y: Int, w: Int, h: Int)? {
+        guard frame.channels == 3 else { return nil }
+        guard let roi = options.regionOfInterest else { return (0, 0, frame.width, frame.height) }
+        return roi.pixelRegion(width: frame.width, height: frame.height)
+    }
+
+    /// One letterboxed pass over the region, in frame pixels, after NMS.
+    private func detectOnce(_ frame: ImageBuffer, region: (x: Int, y: Int, w: Int, h: Int),
+                            limit: Int, inputSize: Int) throws -> [FaceObservation] {
+        let letterbox = Letterbox(regionX: region.x, regionY: region.y, regionWidth: region.w,
+                                  regionHeight: region.h, inputSize: inputSize)
+        let shape = [letterbox.inputWidth, letterbox.inputHeight]
+        let input = inputs[shape] ?? ImageBuffer(width: shape[0], height: shape[1], channels: 3)
+        inputs[shape] = input
+        try letterbox.fill(input, from: frame)
+        let raw = try network.run(input, scoreThreshold: options.scoreThreshold)
+        let faces = FaceGeometry.suppressed(raw, iouThreshold: options.nmsThreshold, limit: limit)
+        return faces.map { letterbox.toFrame.apply(to: $0) }
+    }
+
+    /// Passes on turned copies of the frame until one finds faces; the faces
+    /// are turned back, and those whose centre falls outside the region dropped.
+    private func detectTurned(_ frame: ImageBuffer, region: (x: Int, y: Int, w: Int, h: Int),
+                              limit: Int, inputSize: Int, angles: [Double]) throws -> [FaceObservation] {
+        let centre = PixelPoint(x: Double(frame.width) / 2, y: Double(frame.height) / 2)
+        for angle in angles {
+            let turned = try ImageOps.rotated(frame, clockwiseDegrees: angle)
+            let whole = (x: 0, y: 0, w: frame.width, h: frame.height)
+            let back = AffineTransform.rotation(about: centre, clockwiseDegrees: -angle, scale: 1, to: centre)
+            let faces = try detectOnce(turned, region: whole, limit: limit, inputSize: inputSize)
+                .map { back.apply(to: $0) }
+                .filter { contains(region, $0) }
+            if !faces.isEmpty { return faces }
+        }
+        return []
+    }
+
+    private func contains(_ region: (x: Int, y: Int, w: Int, h: Int), _ face: FaceObservation) -> Bool {
+        let cx = face.box.x + face.box.w / 2, cy = face.box.y + face.box.h / 2
+        return cx >= Double(region.x) && cy >= Double(region.y)
+            && cx < Double(region.x + region.w) && cy < Double(region.y + region.h)
+    }
+}
+
