@@ -10,7 +10,9 @@ template or clips: the least a server that boxes faces for viewers does.
   scripts/loadtest.py --url http://127.0.0.1:8090 --clients 10 --seconds 40
 
 Loopback only. Prints its own CPU use (cores, over the time it served) on exit.
-Needs: pip install opencv-python-headless websockets
+Needs: pip install opencv-python-headless websockets (or Debian's python3-opencv 4.6, the
+OpenCV Sightline itself links, with numpy<2: `PYTHONPATH=<a folder holding only Debian's
+cv2*.so> python scripts/peer-loop.py ...` from a venv with `numpy<2 websockets`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,39 @@ from websockets.asyncio.server import serve
 REPO = Path(__file__).resolve().parents[1]
 
 
+class DnnYuNet:
+    """YuNet-2023mar through cv2.dnn on a fixed square input, its outputs decoded as
+    OpenCV 4.8's FaceDetectorYN does (score = sqrt(cls * obj), strides 8/16/32, NMS 0.3)."""
+
+    def __init__(self, model: Path, side: int, score: float = 0.6) -> None:
+        import numpy as np
+        self.np, self.side, self.score = np, side, score
+        self.net = cv2.dnn.readNet(str(model))
+        self.names = [f"{k}_{s}" for s in (8, 16, 32) for k in ("cls", "obj", "bbox", "kps")]
+
+    def detect(self, image):
+        np = self.np
+        blob = cv2.dnn.blobFromImage(image)
+        self.net.setInput(blob)
+        outs = dict(zip(self.names, self.net.forward(self.names)))
+        boxes, scores = [], []
+        for s in (8, 16, 32):
+            cols = self.side // s
+            cls, obj = outs[f"cls_{s}"].reshape(-1), outs[f"obj_{s}"].reshape(-1)
+            bbox = outs[f"bbox_{s}"].reshape(-1, 4)
+            score = np.sqrt(np.clip(cls, 0, 1) * np.clip(obj, 0, 1))
+            keep = np.nonzero(score >= self.score)[0]
+            for i in keep:
+                c, r = i % cols, i // cols
+                cx, cy = (c + bbox[i, 0]) * s, (r + bbox[i, 1]) * s
+                w, h = np.exp(bbox[i, 2]) * s, np.exp(bbox[i, 3]) * s
+                boxes.append([float(cx - w / 2), float(cy - h / 2), float(w), float(h)])
+                scores.append(float(score[i]))
+        picked = cv2.dnn.NMSBoxes(boxes, scores, self.score, 0.3) if boxes else []
+        faces = [boxes[i] + [0.0] * 10 + [scores[i]] for i in np.array(picked).reshape(-1)]
+        return 1, faces
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("video", type=Path)
@@ -38,6 +73,9 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=REPO / "models" / "face_detection_yunet_2023mar_320.onnx")
     ap.add_argument("--input-width", type=int, default=320)
     ap.add_argument("--quality", type=int, default=80)
+    ap.add_argument("--dnn", action="store_true",
+                    help="run the model through cv2.dnn and decode its 12 outputs here, as Sightline does, "
+                         "instead of cv2.FaceDetectorYN (which OpenCV 4.6 cannot use with the 2023mar model)")
     args = ap.parse_args()
     cv2.setNumThreads(1)
 
@@ -57,7 +95,14 @@ def main() -> None:
         height, width = image.shape[:2]
         scale = args.input_width / width
         size = (args.input_width, round(height * scale))
-        detector = cv2.FaceDetectorYN.create(str(args.model), "", size, 0.6, 0.3, 5000)
+        # OpenCV before 4.8 (Debian 12's 4.6) runs the 2023mar model only on
+        # sides that are multiples of 32: the picture is padded below to one.
+        padded = (size[0] + (-size[0]) % 32, size[1] + (-size[1]) % 32)
+        if args.dnn:
+            padded = (args.input_width, args.input_width)
+            detector = DnnYuNet(args.model, args.input_width)
+        else:
+            detector = cv2.FaceDetectorYN.create(str(args.model), "", padded, 0.6, 0.3, 5000)
         seq, due = 0, time.monotonic()
         while not stop.is_set():
             ok, image = capture.read()
@@ -66,7 +111,10 @@ def main() -> None:
                 continue
             captured = time.time()
             seq += 1
-            _, faces = detector.detect(cv2.resize(image, size, interpolation=cv2.INTER_AREA))
+            small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+            if padded != size:
+                small = cv2.copyMakeBorder(small, 0, padded[1] - size[1], 0, padded[0] - size[0], cv2.BORDER_CONSTANT)
+            _, faces = detector.detect(small)
             detections = []
             for f in (faces if faces is not None else []):
                 x, y, w, h = (float(v) / scale for v in f[:4])
