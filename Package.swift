@@ -79,9 +79,11 @@ let package = Package(
             linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("swscale"), .linkedLibrary("avutil")]
         ),
         // The layers, each a target, so the compiler keeps them apart: the
-        // support everything uses (clock, threads, files), vision (images,
-        // template matching, faces) on top of it, and the core (capture,
-        // pipeline, sinks, server, events, the app) on top of both.
+        // support everything uses (clock, threads, files); vision (images,
+        // template matching, faces) on top of it; the pipeline (capture,
+        // stages, sinks, H.264, stats) on top of those; and the core (the
+        // HTTP/WebSocket server, events, clips, MQTT, relays, config, the
+        // cameras' assembly) on top of all three.
         .target(
             name: "SightlineSupport",
             dependencies: ["CMalloc"],
@@ -96,11 +98,19 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .target(
-            name: "SightlineCore",
+            name: "SightlinePipeline",
             dependencies: [
                 "SightlineSupport", "SightlineVision",
-                "CSightlineOpenCV", "CSightlineLWS", "CTurboJPEG", "CPNG", "CSightlineV4L2", "CSystemd", "CZlib", "CSightlineMQTT", "CMalloc",
-                "CSightlineTLS", "CSightlineAV",
+                "CSightlineOpenCV", "CSightlineV4L2", "CSightlineAV", "CSystemd",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .target(
+            name: "SightlineCore",
+            dependencies: [
+                "SightlineSupport", "SightlineVision", "SightlinePipeline",
+                "CSightlineOpenCV", "CSightlineLWS", "CZlib", "CSightlineMQTT", "CSightlineTLS",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ],
@@ -109,7 +119,7 @@ let package = Package(
         .executableTarget(
             name: "sightline",
             dependencies: [
-                "SightlineCore", "SightlineVision", "SightlineSupport",
+                "SightlineCore", "SightlinePipeline", "SightlineVision", "SightlineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -117,7 +127,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SightlineCoreTests",
-            dependencies: ["SightlineCore", "SightlineVision", "SightlineSupport", "CZlib"],
+            dependencies: ["SightlineCore", "SightlinePipeline", "SightlineVision", "SightlineSupport", "CZlib"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]
@@ -129,7 +139,7 @@ if ProcessInfo.processInfo.environment["SIGHTLINE_FUZZ"] != nil {
     for name in ["FuzzRouting", "FuzzUpload", "FuzzForms"] {
         package.targets.append(.executableTarget(
             name: name,
-            dependencies: ["SightlineCore", "SightlineVision", "SightlineSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SightlineCore", "SightlinePipeline", "SightlineVision", "SightlineSupport", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Fuzz/\(name)",
             swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-parse-as-library"])]
         ))

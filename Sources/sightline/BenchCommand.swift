@@ -4,6 +4,7 @@ import Logging
 import SightlineCore
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SightlineCore
 import SightlineVision
+import SightlinePipeline
 
 struct DetectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SightlineCore
 import SightlineVision
+import SightlinePipeline
 
 /// The settings flags `serve` and `bench` share, so `bench` measures the
 /// graph `serve` would build from the same command line and config.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SightlineCore
 import SightlineVision
+import SightlinePipeline
 
 /// `sightline token add|list|revoke`: the named tokens in the data directory.
 struct TokenCommand: ParsableCommand {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// The one place that builds a camera's graph from `ServeSettings`: its
 /// source and capture loop, its templates, its face detector and

@@ -1,5 +1,6 @@
 import Foundation
 import SightlineVision
+import SightlinePipeline
 
 /// One camera's running parts, as `CameraAssembly` built them: the capture
 /// loop (capture thread), the pipeline (pipeline thread) and the sinks (each

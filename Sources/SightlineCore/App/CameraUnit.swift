@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// One camera of the server and everything that serves only it: its graph
 /// (capture, pipeline, sinks; `CameraAssembly`), its stream and H.264 sinks,

@@ -1,5 +1,6 @@
 import Foundation
 import SightlineVision
+import SightlinePipeline
 
 /// `GET /api/cameras`: every camera of the server with its routes and how
 /// it is doing now (source state, frame rates, viewers, face passes), the

@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// `sightline bench`: builds the camera exactly as `serve` does (same
 /// `CameraAssembly`, same settings: source, templates, faces, quality) and

@@ -1,4 +1,5 @@
 import Foundation
+import SightlinePipeline
 
 /// The whole route table in one place: every endpoint, who may call it and
 /// where it runs (inline on the libwebsockets service thread only when it

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// The running server: its cameras (`CameraUnit`, one per configured
 /// camera, each built by `CameraAssembly`), the libwebsockets server that

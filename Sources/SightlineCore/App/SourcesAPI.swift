@@ -1,4 +1,5 @@
 import Foundation
+import SightlinePipeline
 
 /// `GET /api/sources` (what the browser's selector offers: the demo, the
 /// cameras found, and the configured files and URLs) and `POST /api/source

@@ -1,5 +1,6 @@
 import Foundation
 import SightlineVision
+import SightlinePipeline
 
 /// Runs the same detection stages as the live pipeline on still photos
 /// (`sightline detect`), with the same detection objects: the stages come

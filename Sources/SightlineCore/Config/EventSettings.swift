@@ -1,5 +1,6 @@
 import Foundation
 import SightlineVision
+import SightlinePipeline
 
 /// Events and their snapshots (config `events.*`), kept apart from runtime state.
 public struct EventSettings: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import SightlinePipeline
 
 /// Continuous recording (config `record.*`), off by default: the main H.264
 /// rendition, SEI boxes included, as fragmented MP4 segments in

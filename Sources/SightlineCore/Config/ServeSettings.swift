@@ -1,6 +1,7 @@
 import Foundation
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// Everything `serve` needs, resolved from defaults, the config file and
 /// flags (in that order of precedence, flags last). Plain values only, kept

@@ -1,6 +1,7 @@
 import Foundation
 import Yams
 import SightlineVision
+import SightlinePipeline
 
 /// The configuration file (config/sightline.yaml), as written by people.
 /// Every field is optional; what is missing keeps its default. Unknown keys
@@ -279,16 +280,3 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
     }
 }
 
-public enum ConfigError: Error, CustomStringConvertible, Equatable {
-    case unreadable(String)
-    case malformed(String, String)
-    case invalid(String)
-
-    public var description: String {
-        switch self {
-        case .unreadable(let path): return "cannot read the config file \(path)"
-        case .malformed(let path, let why): return "config file \(path): \(why)"
-        case .invalid(let why): return why
-        }
-    }
-}

@@ -1,5 +1,6 @@
 import Foundation
 import SightlineVision
+import SightlinePipeline
 
 /// The event endpoints:
 /// - `GET /api/events?kind=&label=|name=&from=&to=&before=&limit=`: a page,

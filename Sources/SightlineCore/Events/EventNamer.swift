@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import SightlineVision
+import SightlinePipeline
 
 /// "Name this person" from a face event, after the face has gone: finds the
 /// face again in the event's stored best frame (the detector the server runs,

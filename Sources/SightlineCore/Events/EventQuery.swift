@@ -1,5 +1,6 @@
 import Foundation
 import SightlineVision
+import SightlinePipeline
 
 /// What `GET /api/events` asks for: filters (kind, label or name, a time
 /// range the event overlaps), a page size, and where the previous page

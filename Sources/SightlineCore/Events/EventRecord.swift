@@ -1,5 +1,6 @@
 import Foundation
 import SightlineVision
+import SightlinePipeline
 
 /// One event: the life of one tracked thing (a face track, or a template's
 /// appearance from the frame it was found until it had been absent for a

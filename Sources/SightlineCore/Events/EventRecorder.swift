@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// Writes events to the `EventStore` on a thread of its own
 /// (`sightline.events`), so a slow or stalled disk never slows the pipeline.

@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// Events, their snapshots and MQTT, assembled from `ServeSettings` for one
 /// camera: the store in `<data-dir>/events` (loaded, leftovers removed),

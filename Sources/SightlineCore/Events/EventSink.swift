@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// Events as a sink: the tracker sees every frame, the disk and the broker
 /// get what it says on threads of their own.

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// Events on disk, in `<data-dir>/events/`: per event `<id>.json` (the
 /// record), `<id>.jpg` (its best frame, the stream's own JPEG),

@@ -1,5 +1,6 @@
 import Foundation
 import SightlineVision
+import SightlinePipeline
 
 /// Home Assistant MQTT discovery (`mqtt.homeAssistant: true`): retained
 /// configs under `<discoveryPrefix>/<component>/sightline_<camera>/<object>/config`

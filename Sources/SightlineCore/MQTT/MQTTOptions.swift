@@ -1,6 +1,7 @@
 import Foundation
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// How to reach the broker and what to publish there (config `mqtt.*`).
 public struct MQTTOptions: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import SightlineVision
+import SightlinePipeline
 
 /// What waits to be published, bounded whatever the broker does:
 /// - event messages in order, at most `capacity`; when full the oldest is

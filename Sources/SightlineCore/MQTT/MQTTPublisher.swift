@@ -4,6 +4,7 @@ import Logging
 import Synchronization
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// Publishes events, counts, snapshots, stats and Home Assistant discovery
 /// to an MQTT broker through libmosquitto, on a thread of its own

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// The `<prefix>/stats` message: frame rates (capture, processed, sent),
 /// drops by reason, the face detector's rate, clients, events and the MQTT

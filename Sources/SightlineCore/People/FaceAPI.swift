@@ -1,6 +1,7 @@
 import Foundation
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// The HTTP endpoints of face recognition:
 /// - `POST /api/faces/{id}/name` `{"name": "Ada"}`: learn that tracked face as Ada;

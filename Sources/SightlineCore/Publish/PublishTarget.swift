@@ -1,5 +1,6 @@
 import Foundation
 import SightlineVision
+import SightlinePipeline
 
 /// A relay the H.264 stream is published to (config `publish:`): `rtsp://`
 /// (ANNOUNCE and RECORD over TCP) or `rtmp://`/`rtmps://` (FLV), through

@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// What `/api/state` and `/metrics` say about one publish target.
 public struct PublishStatus: Codable, Sendable, Equatable {

@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// Every event's video: a clip per event from `preCapture` seconds before
 /// its first frame to `postCapture` seconds after its last, written while

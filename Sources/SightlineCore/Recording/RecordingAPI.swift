@@ -1,5 +1,6 @@
 import Foundation
 import SightlineVision
+import SightlinePipeline
 
 /// The recordings endpoints (continuous recording on):
 /// - `GET /api/recordings?from=&to=` (Unix seconds, both optional): the

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// Continuous recording's segments on disk, in `<data-dir>/recordings/`:
 /// each a fragmented MP4 named by its first frame's capture time. While

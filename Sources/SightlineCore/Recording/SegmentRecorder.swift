@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// Continuous recording (`record.enabled`): the main H.264 rendition, SEI
 /// boxes included, written without a break as fragmented MP4 segments

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// Every libwebsockets callback, by reason, to the part that handles it:
 /// `ConnectionAdmission` (new sockets, unfinished headers), `RequestReader`

@@ -1,4 +1,5 @@
 import Foundation
+import SightlinePipeline
 
 /// One camera as the stream server sends it: the slot its pipeline leaves
 /// each frame in, its stats (viewers, frames sent, skips) and its H.264 feed.

@@ -1,4 +1,5 @@
 import Foundation
+import SightlinePipeline
 
 /// What the server remembers about one connection. Owned by the lws
 /// service thread (`ConnectionTable`); never touched elsewhere.

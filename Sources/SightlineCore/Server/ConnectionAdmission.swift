@@ -2,6 +2,7 @@ import CSightlineLWS
 import Foundation
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// Which new connections get in, so idle sockets cannot take the header
 /// buffers everyone needs: a connection counts as unfinished from its

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// Sends the newest frame to every streaming client whose socket can take
 /// it: `/ws` viewers (each frame's JSON, then its JPEG; or with `?video=h264`

@@ -1,5 +1,6 @@
 import Foundation
 import SightlineVision
+import SightlinePipeline
 
 /// What a `/ws` client asked for in its query: `video=jpeg` (or nothing) or
 /// `video=h264`, and for H.264 `rendition=auto` (the default: the server

@@ -1,5 +1,6 @@
 import Foundation
 import SightlineVision
+import SightlinePipeline
 
 /// What a route answers: a whole body, or the start of an MJPEG stream.
 public struct HTTPResponse: Sendable {

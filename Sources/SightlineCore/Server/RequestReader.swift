@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// Takes requests in: checks a request's headers (Host, sizes, body
 /// framing, credentials before the body), collects its body (forms through

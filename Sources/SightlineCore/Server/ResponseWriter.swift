@@ -1,6 +1,7 @@
 import CSightlineLWS
 import Foundation
 import SightlineVision
+import SightlinePipeline
 
 /// Writes HTTP answers: the head (with the security and CORS headers), a
 /// short body at once or a long one `chunkBytes` per writeable callback,

@@ -1,4 +1,5 @@
 import Foundation
+import SightlinePipeline
 
 /// Who may call a route.
 public enum Access: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import Foundation
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// The body of GET /api/state (see README.md for the fields).
 public struct ServerState: Codable, Sendable {
@@ -18,7 +19,7 @@ public struct ServerState: Codable, Sendable {
 
     public struct Rates: Codable, Sendable { public var capture: Double; public var processed: Double; public var sent: Double }
     public struct Counts: Codable, Sendable { public var captured: UInt64; public var processed: UInt64; public var sent: UInt64 }
-    public struct Percentiles: Codable, Sendable { public var p50: Double?; public var p99: Double?; public var count: UInt64 }
+    public typealias Percentiles = SightlinePipeline.Percentiles
     public struct Clients: Codable, Sendable { public var ws: Int; public var mjpeg: Int }
     public struct TemplateInfo: Codable, Sendable {
         public var name: String; public var threshold: Double; public var width: Int; public var height: Int
@@ -134,9 +135,5 @@ public struct ServerState: Codable, Sendable {
     }
 
     /// Milliseconds, rounded to microseconds.
-    static func percentiles(_ histogram: LatencyHistogram) -> Percentiles {
-        Percentiles(p50: histogram.quantile(0.5).map { ($0 * 1000).rounded(toPlaces: 3) },
-                    p99: histogram.quantile(0.99).map { ($0 * 1000).rounded(toPlaces: 3) },
-                    count: histogram.count)
-    }
+    static func percentiles(_ histogram: LatencyHistogram) -> Percentiles { Percentiles(histogram) }
 }

@@ -4,6 +4,7 @@ import Logging
 import Synchronization
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// The libwebsockets context and its service thread (`sightline.lws`), after
 /// libwebsockets' minimal-ws-server-threads: `start` makes the context and

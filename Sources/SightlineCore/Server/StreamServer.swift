@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 import SightlineVision
+import SightlinePipeline
 
 /// The libwebsockets server: static files, the JSON API, /ws, /stream.mjpg
 /// and /snapshot.jpg, all on one service thread. This type owns and wires

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import SightlineVision
+import SightlinePipeline
 
 /// The template endpoints:
 /// - `GET /api/templates`, `GET /api/templates/NAME.png`;

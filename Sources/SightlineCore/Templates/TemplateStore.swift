@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// Keeps uploaded templates in `<data-dir>/templates/`: one PNG per
 /// template and `index.json` with names, thresholds and creation times.

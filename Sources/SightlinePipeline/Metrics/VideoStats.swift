@@ -135,13 +135,13 @@ public final class VideoStats: Sendable {
             public var frames: UInt64
             public var bytes: UInt64
             public var bytesPerFrame: Double?
-            public var encodeMs: ServerState.Percentiles
+            public var encodeMs: Percentiles
             public var keyframes: Keyframes
             public var encodeFailures: UInt64
         }
         public var viewers: Viewers
         /// The main rendition's encode time per frame.
-        public var encodeMs: ServerState.Percentiles
+        public var encodeMs: Percentiles
         /// Means over the last 150 frames: the JPEG every JPEG viewer gets, the main rendition's access unit.
         public var bytesPerFrame: BytesPerFrame
         /// Over every rendition: IDRs the interval brought, and IDRs forced for a viewer.
@@ -164,13 +164,13 @@ public final class VideoStats: Sendable {
                                           encoding: shape?.width != nil, viewers: shape?.viewers ?? 0,
                                           frames: lane.frames, bytes: lane.bytes,
                                           bytesPerFrame: lane.recentBytes.mean?.rounded(toPlaces: 1),
-                                          encodeMs: ServerState.percentiles(lane.encode),
+                                          encodeMs: Percentiles(lane.encode),
                                           keyframes: .init(scheduled: lane.scheduledKeyframes, requested: lane.requestedKeyframes),
                                           encodeFailures: lane.failures)
             }
             let h264 = state.viewers.count
             return Snapshot(viewers: .init(jpeg: max(0, webSocketClients - h264), h264: h264),
-                            encodeMs: ServerState.percentiles(state.lanes[.main]!.encode),
+                            encodeMs: Percentiles(state.lanes[.main]!.encode),
                             bytesPerFrame: .init(jpeg: state.jpegBytes.mean?.rounded(toPlaces: 1),
                                                  h264: state.lanes[.main]!.recentBytes.mean?.rounded(toPlaces: 1)),
                             keyframes: .init(scheduled: renditions.reduce(0) { $0 + $1.keyframes.scheduled },

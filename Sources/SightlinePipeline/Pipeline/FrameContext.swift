@@ -33,7 +33,7 @@ extension PipelineStage {
     public func stop() {}
 
     /// Runs the stage and keeps its time in the context under its name.
-    func run(_ context: inout FrameContext) throws {
+    package func run(_ context: inout FrameContext) throws {
         let start = MonotonicClock.nanos()
         try process(&context)
         if let stage { context.stageSeconds[stage] = Double(MonotonicClock.nanos() - start) / 1e9 }

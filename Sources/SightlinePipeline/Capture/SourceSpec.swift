@@ -100,7 +100,7 @@ public enum SourceSpec: Sendable, Equatable {
     }
 
     /// The text a viewer gets in place of a spec's server path or URL inside other text (an error's detail).
-    static func redact(_ text: String, spec: String) -> String {
+    package static func redact(_ text: String, spec: String) -> String {
         switch try? parse(spec) {
         case .file(let path, _, _)?: return text.replacingOccurrences(of: path, with: (path as NSString).lastPathComponent)
         case .stream(let url)?: return text.replacingOccurrences(of: url, with: publicLocation(url))

@@ -32,7 +32,7 @@ public struct VideoSettings: Sendable, Equatable {
         return low
     }
 
-    func validate() throws {
+    package func validate() throws {
         let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
         guard presets.contains(encoder.preset) else {
             throw ConfigError.invalid("video preset must be one of \(presets.joined(separator: ", ")), got \(encoder.preset)")
