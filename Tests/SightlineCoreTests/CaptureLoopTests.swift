@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlinePipeline
 
 @Suite struct CaptureLoopTests {
     /// A source that has been failing long enough to back off for seconds,

@@ -229,3 +229,4 @@ import Testing
 
 import Foundation
 @testable import SightlineVision
+@testable import SightlinePipeline

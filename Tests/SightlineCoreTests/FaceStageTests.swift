@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 /// A detector that blocks until the test opens its gate, then finds one face.
 final class GatedFaceDetector: FaceDetector, @unchecked Sendable {

@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 /// A source whose frames are flat grey and which fails while `broken` is set.
 final class FlakySource: FrameSource, @unchecked Sendable {

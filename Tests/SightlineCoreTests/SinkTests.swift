@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 @testable import SightlineCore
 @testable import SightlineVision
+@testable import SightlinePipeline
 
 /// A stage that reports one template detection per frame, labelled with the frame's seq.
 final class SeqStage: PipelineStage {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SightlineCore
 @testable import SightlineVision
+@testable import SightlinePipeline
 
 /// Accuracy of the matcher on composites made here: the logos from
 /// ../shared/testdata/templates pasted into real backgrounds (frames of

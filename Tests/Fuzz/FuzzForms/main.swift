@@ -8,6 +8,7 @@ import Logging
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 let boundary = "fuzzboundary"
 let echo: Route.Handler = { request in

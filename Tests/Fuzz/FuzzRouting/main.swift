@@ -9,6 +9,7 @@ import Foundation
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 let auth = AuthGuard(tokens: TokenStore(fixed: [(name: "admin", role: .admin, token: "s3cret"),
                                                 (name: "tv", role: .viewer, token: "v1ewer")]),

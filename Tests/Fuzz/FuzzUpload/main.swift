@@ -6,6 +6,7 @@
 import Foundation
 @testable import SightlineCore
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzUpload(_ start: UnsafeRawPointer, _ count: Int) -> CInt {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SightlineCore
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 /// `GET`/`HEAD /api/events/{id}/clip.mp4` through the router (the file read as the worker reads it).
 @Suite struct EventClipAPITests {

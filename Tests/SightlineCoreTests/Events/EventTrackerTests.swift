@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SightlineCore
 @testable import SightlineVision
+@testable import SightlinePipeline
 
 /// Frames for the tracker: time `t` seconds after a fixed start, a JPEG that
 /// says which frame it is, and the given detections.

@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 /// Smile, closed eyes and yaw on the shared photos.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlinePipeline
 
 @Suite("sightline bench --faces")
 struct FaceBenchmarkTests {

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 @testable import SightlineCore
 @testable import SightlineVision
+@testable import SightlinePipeline
 
 /// Which detectors ran, in order (the detection thread writes, the test reads).
 final class CallLog: Sendable {

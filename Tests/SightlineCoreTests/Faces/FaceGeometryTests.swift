@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 @Suite("Face geometry, decoding and wire conversion")
 struct FaceGeometryTests {

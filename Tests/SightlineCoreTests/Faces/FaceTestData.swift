@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SightlineCore
 @testable import SightlineVision
+@testable import SightlinePipeline
 
 /// The shared face photos, their ground truth (faces.json) and the YuNet models.
 enum FaceTestData {

@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 /// The live detector's ways of finding every face at once: the fine pass
 /// (small and tilted faces), the confirming crop (a tracked face the usual

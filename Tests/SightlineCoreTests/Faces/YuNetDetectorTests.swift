@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 @Suite("YuNet face detection on the shared photos")
 struct YuNetDetectorTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SightlineCore
 @testable import SightlineVision
+@testable import SightlinePipeline
 
 @Suite struct FaceAPITests {
     static let tokenValue = "s3cret"

@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 /// Real faces from ../shared/testdata/faces (faces.json's boxes and eyes),
 /// and augmented aligned crops made from them.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SightlineCore
 @testable import SightlineVision
+@testable import SightlinePipeline
 
 /// Drives FaceService the way the pipeline does: one tracked face per frame,
 /// the frame being an augmented view of a real photo.

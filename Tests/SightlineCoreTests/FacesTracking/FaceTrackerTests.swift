@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 @Suite struct FaceTrackerTests {
     static let frameCount = 300

@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 /// PNG through libpng, JPEG through TurboJPEG, the rest through OpenCV:
 /// the same pixels either way.

@@ -3,6 +3,7 @@ import Logging
 import Testing
 @testable import SightlineCore
 @testable import SightlineVision
+@testable import SightlinePipeline
 
 /// The publisher against a real Mosquitto broker on a free loopback port.
 /// Waits are generous and only bound how long a failure takes; nothing here

@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 /// A real Mosquitto broker (Debian's `mosquitto`) on a free loopback port,
 /// for the tests. Tests that need it are enabled only when it is installed

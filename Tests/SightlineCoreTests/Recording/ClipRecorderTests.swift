@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 /// The clip recorder on its own thread, fed real x264 access units whose
 /// capture times are set by the test (10 fps, a keyframe every second).

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SightlineCore
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 /// What `EventStore.load` makes of clips after a crash or a hand edit.
 @Suite("Recording: clips in the event store")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SightlineCore
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 @Suite("Recording: pre-capture ring")
 struct PreCaptureRingTests {

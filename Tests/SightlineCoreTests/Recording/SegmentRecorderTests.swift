@@ -3,6 +3,7 @@ import Logging
 import Testing
 @testable import SightlineCore
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 @Suite("Recording: continuous segments")
 struct SegmentRecorderTests {

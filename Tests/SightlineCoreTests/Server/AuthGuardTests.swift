@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import SightlineCore
+@testable import SightlinePipeline
 
 /// AuthGuard on its own: which credential a request presents, what each
 /// access needs, and the per-address slow-down after wrong credentials

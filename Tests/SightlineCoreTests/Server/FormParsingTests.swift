@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 /// Forms parsed by libwebsockets' own `lws_spa` as the body arrives, tested
 /// in process through a live `StreamServer` (lws_spa reads the Content-Type

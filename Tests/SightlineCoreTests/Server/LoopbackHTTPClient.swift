@@ -3,6 +3,8 @@ import Foundation
 import Glibc
 import SightlineVision
 import SightlineSupport
+@testable import SightlineCore
+@testable import SightlinePipeline
 #endif
 
 /// A plain HTTP/1.1 client over a TCP socket to 127.0.0.1, for tests that

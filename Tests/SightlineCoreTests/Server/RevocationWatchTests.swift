@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 @testable import SightlineCore
 @testable import SightlineVision
+@testable import SightlinePipeline
 
 /// The revocation watch's finding and when it is handed over (the streams it
 /// ends, through a live server, are in StreamServerTests).

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SightlineCore
 @testable import SightlineVision
+@testable import SightlinePipeline
 
 /// The server's whole route table, as `Routes.router` builds it: every
 /// endpoint with who may call it and where it runs, written out here once,

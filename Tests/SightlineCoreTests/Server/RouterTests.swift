@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 @testable import SightlineCore
 @testable import SightlineVision
+@testable import SightlinePipeline
 
 @Suite struct RouterTests {
     static let tokenValue = "s3cret"

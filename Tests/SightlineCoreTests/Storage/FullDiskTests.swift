@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 /// The same on a real full disk: a small tmpfs, filled (root only).
 @Suite(.serialized, .enabled(if: SmallTmpfs.available, SmallTmpfs.skipMessage))

@@ -3,6 +3,8 @@ import Glibc
 import Testing
 import SightlineVision
 import SightlineSupport
+@testable import SightlineCore
+@testable import SightlinePipeline
 
 /// A small tmpfs mounted for one test, to make a real full disk (ENOSPC)
 /// without touching any other file system. Needs root (or CAP_SYS_ADMIN);

@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 /// Write errors become words without paths, in one place (`StorageError`),
 /// and every caller says them that way.

@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 /// A callback read on every frame must not grow with its reads: a bare
 /// closure in a Mutex did (two reabstraction thunks a read), and releasing

@@ -2,6 +2,7 @@ import CSightlineV4L2
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlinePipeline
 
 /// What can be checked of the real device layer on a machine without a camera.
 @Suite struct LinuxV4L2DeviceTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlinePipeline
 
 @Suite struct V4L2DiscoveryTests {
     @Test func listsOnlyNodesThatCapture() {

@@ -1,6 +1,7 @@
 import Testing
 @testable import SightlineCore
 @testable import SightlineVision
+@testable import SightlinePipeline
 
 @Suite struct V4L2FormatChooserTests {
     typealias Mode = V4L2FormatChooser.Mode

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SightlineCore
 @testable import SightlineVision
+@testable import SightlinePipeline
 
 /// V4L2Source against FakeV4L2Device: negotiation, the buffer cycle, pixel
 /// content, and the device going away and coming back.

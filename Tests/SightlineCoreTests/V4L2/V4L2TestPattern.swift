@@ -2,6 +2,7 @@ import Foundation
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 /// Test pictures with known colours, and the encodings a camera would send.
 enum V4L2TestPattern {

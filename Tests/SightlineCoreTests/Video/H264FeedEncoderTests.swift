@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 /// The H.264 sink's encoding step, run on the test's thread with real x264.
 @Suite("Video: H.264 feed encoder")

@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 /// A video file or stream source through VideoReader (FFmpeg): its format,
 /// looping at the end of a file, and the errors it gives.

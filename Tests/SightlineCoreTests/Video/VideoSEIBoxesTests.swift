@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlinePipeline
 
 @Suite("Video: SEI boxes")
 struct VideoSEIBoxesTests {
