@@ -81,9 +81,10 @@ let package = Package(
         // The layers, each a target, so the compiler keeps them apart: the
         // support everything uses (clock, threads, files); vision (images,
         // template matching, faces) on top of it; the pipeline (capture,
-        // stages, sinks, H.264, stats) on top of those; and the core (the
-        // HTTP/WebSocket server, events, clips, MQTT, relays, config, the
-        // cameras' assembly) on top of all three.
+        // stages, sinks, H.264, stats) on top of those; the HTTP/WebSocket
+        // server (with auth and TLS) on top of the pipeline; and the core
+        // (events, clips, MQTT, relays, config, the cameras' assembly and
+        // their API) on top of all four.
         .target(
             name: "SightlineSupport",
             dependencies: ["CMalloc"],
@@ -107,9 +108,17 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .target(
+            name: "SightlineHTTP",
+            dependencies: [
+                "SightlineSupport", "SightlineVision", "SightlinePipeline", "CSightlineLWS", "CSightlineTLS", "CZlib",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .target(
             name: "SightlineCore",
             dependencies: [
-                "SightlineSupport", "SightlineVision", "SightlinePipeline",
+                "SightlineSupport", "SightlineVision", "SightlinePipeline", "SightlineHTTP",
                 "CSightlineOpenCV", "CSightlineLWS", "CZlib", "CSightlineMQTT", "CSightlineTLS",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
@@ -119,7 +128,7 @@ let package = Package(
         .executableTarget(
             name: "sightline",
             dependencies: [
-                "SightlineCore", "SightlinePipeline", "SightlineVision", "SightlineSupport",
+                "SightlineCore", "SightlineHTTP", "SightlinePipeline", "SightlineVision", "SightlineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -127,7 +136,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SightlineCoreTests",
-            dependencies: ["SightlineCore", "SightlinePipeline", "SightlineVision", "SightlineSupport", "CZlib"],
+            dependencies: ["SightlineCore", "SightlineHTTP", "SightlinePipeline", "SightlineVision", "SightlineSupport", "CZlib"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]
@@ -139,7 +148,7 @@ if ProcessInfo.processInfo.environment["SIGHTLINE_FUZZ"] != nil {
     for name in ["FuzzRouting", "FuzzUpload", "FuzzForms"] {
         package.targets.append(.executableTarget(
             name: name,
-            dependencies: ["SightlineCore", "SightlinePipeline", "SightlineVision", "SightlineSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SightlineCore", "SightlineHTTP", "SightlinePipeline", "SightlineVision", "SightlineSupport", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Fuzz/\(name)",
             swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-parse-as-library"])]
         ))

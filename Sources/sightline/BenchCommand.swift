@@ -5,6 +5,7 @@ import SightlineCore
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
+import SightlineHTTP
 
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

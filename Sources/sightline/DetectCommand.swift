@@ -3,6 +3,7 @@ import Foundation
 import SightlineCore
 import SightlineVision
 import SightlinePipeline
+import SightlineHTTP
 
 struct DetectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

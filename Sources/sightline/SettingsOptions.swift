@@ -3,6 +3,7 @@ import Foundation
 import SightlineCore
 import SightlineVision
 import SightlinePipeline
+import SightlineHTTP
 
 /// The settings flags `serve` and `bench` share, so `bench` measures the
 /// graph `serve` would build from the same command line and config.

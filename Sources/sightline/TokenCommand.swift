@@ -3,6 +3,7 @@ import Foundation
 import SightlineCore
 import SightlineVision
 import SightlinePipeline
+import SightlineHTTP
 
 /// `sightline token add|list|revoke`: the named tokens in the data directory.
 struct TokenCommand: ParsableCommand {

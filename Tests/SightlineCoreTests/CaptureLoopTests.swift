@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SightlineCore
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 @Suite struct CaptureLoopTests {
     /// A source that has been failing long enough to back off for seconds,

@@ -230,3 +230,4 @@ import Testing
 import Foundation
 @testable import SightlineVision
 @testable import SightlinePipeline
+@testable import SightlineHTTP

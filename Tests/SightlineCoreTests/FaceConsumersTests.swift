@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 @testable import SightlineCore
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// A configured sink of a test's own: it uses faces while the test says so.
 /// Giving it to `CameraAssembly.build` is all it takes for the face stage to

@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// A detector that blocks until the test opens its gate, then finds one face.
 final class GatedFaceDetector: FaceDetector, @unchecked Sendable {

@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 @Suite struct MetricsTests {
     @Test func histogramQuantilesAreWithinOneBucket() {

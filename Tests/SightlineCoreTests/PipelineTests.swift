@@ -5,6 +5,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// A source whose frames are flat grey and which fails while `broken` is set.
 final class FlakySource: FrameSource, @unchecked Sendable {

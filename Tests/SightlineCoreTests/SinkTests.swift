@@ -5,6 +5,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// A stage that reports one template detection per frame, labelled with the frame's seq.
 final class SeqStage: PipelineStage {

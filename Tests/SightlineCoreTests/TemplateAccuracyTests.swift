@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// Accuracy of the matcher on composites made here: the logos from
 /// ../shared/testdata/templates pasted into real backgrounds (frames of

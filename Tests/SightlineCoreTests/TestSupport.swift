@@ -1,5 +1,6 @@
 import Foundation
 @testable import SightlineCore
+@testable import SightlineHTTP
 
 /// Paths the tests need: the repository and the shared test data beside it.
 enum TestPaths {

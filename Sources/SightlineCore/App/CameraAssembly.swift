@@ -3,6 +3,7 @@ import Logging
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
+import SightlineHTTP
 
 /// The one place that builds a camera's graph from `ServeSettings`: its
 /// source and capture loop, its templates, its face detector and

@@ -3,6 +3,7 @@ import Logging
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
+import SightlineHTTP
 
 /// One camera of the server and everything that serves only it: its graph
 /// (capture, pipeline, sinks; `CameraAssembly`), its stream and H.264 sinks,

@@ -2,6 +2,7 @@ import Foundation
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
+import SightlineHTTP
 
 /// `sightline bench --faces FILE`: times each face detector, configured as
 /// the live server configures it, on frames of a photo or video fitted into

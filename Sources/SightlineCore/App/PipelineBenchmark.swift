@@ -4,6 +4,7 @@ import Synchronization
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
+import SightlineHTTP
 
 /// `sightline bench`: builds the camera exactly as `serve` does (same
 /// `CameraAssembly`, same settings: source, templates, faces, quality) and

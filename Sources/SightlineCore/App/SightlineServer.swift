@@ -3,6 +3,7 @@ import Logging
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
+import SightlineHTTP
 
 /// The running server: its cameras (`CameraUnit`, one per configured
 /// camera, each built by `CameraAssembly`), the libwebsockets server that

@@ -1,5 +1,6 @@
 import Foundation
 import SightlinePipeline
+import SightlineHTTP
 
 /// `GET /api/sources` (what the browser's selector offers: the demo, the
 /// cameras found, and the configured files and URLs) and `POST /api/source

@@ -1,6 +1,7 @@
 import Foundation
 import SightlineVision
 import SightlinePipeline
+import SightlineHTTP
 
 /// Runs the same detection stages as the live pipeline on still photos
 /// (`sightline detect`), with the same detection objects: the stages come

@@ -1,6 +1,7 @@
 import Foundation
 import SightlineVision
 import SightlinePipeline
+import SightlineHTTP
 
 /// Events and their snapshots (config `events.*`), kept apart from runtime state.
 public struct EventSettings: Sendable, Equatable {

@@ -2,6 +2,7 @@ import Foundation
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
+import SightlineHTTP
 
 /// Everything `serve` needs, resolved from defaults, the config file and
 /// flags (in that order of precedence, flags last). Plain values only, kept

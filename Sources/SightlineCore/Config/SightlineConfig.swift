@@ -2,6 +2,7 @@ import Foundation
 import Yams
 import SightlineVision
 import SightlinePipeline
+import SightlineHTTP
 
 /// The configuration file (config/sightline.yaml), as written by people.
 /// Every field is optional; what is missing keeps its default. Unknown keys

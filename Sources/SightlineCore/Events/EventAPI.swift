@@ -1,6 +1,7 @@
 import Foundation
 import SightlineVision
 import SightlinePipeline
+import SightlineHTTP
 
 /// The event endpoints:
 /// - `GET /api/events?kind=&label=|name=&from=&to=&before=&limit=`: a page,

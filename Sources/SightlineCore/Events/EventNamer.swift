@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import SightlineVision
 import SightlinePipeline
+import SightlineHTTP
 
 /// "Name this person" from a face event, after the face has gone: finds the
 /// face again in the event's stored best frame (the detector the server runs,

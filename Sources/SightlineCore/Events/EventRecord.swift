@@ -100,7 +100,3 @@ public struct EventRecord: Codable, Sendable, Equatable {
         return String(format: "%.6f", startTime) + "-" + suffix
     }
 }
-
-extension Character {
-    var isASCIIDigitCharacter: Bool { ("0"..."9").contains(self) }
-}

@@ -4,6 +4,7 @@ import Synchronization
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
+import SightlineHTTP
 
 /// Events, their snapshots and MQTT, assembled from `ServeSettings` for one
 /// camera: the store in `<data-dir>/events` (loaded, leftovers removed),

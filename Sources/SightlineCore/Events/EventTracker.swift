@@ -2,6 +2,7 @@ import Foundation
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
+import SightlineHTTP
 
 /// Turns each frame's detections into events: follows every tracked thing
 /// (a face by its track id; a template's appearance by its label, and by

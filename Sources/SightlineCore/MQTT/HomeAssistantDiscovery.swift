@@ -1,6 +1,7 @@
 import Foundation
 import SightlineVision
 import SightlinePipeline
+import SightlineHTTP
 
 /// Home Assistant MQTT discovery (`mqtt.homeAssistant: true`): retained
 /// configs under `<discoveryPrefix>/<component>/sightline_<camera>/<object>/config`

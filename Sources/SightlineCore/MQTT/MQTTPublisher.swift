@@ -5,6 +5,7 @@ import Synchronization
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
+import SightlineHTTP
 
 /// Publishes events, counts, snapshots, stats and Home Assistant discovery
 /// to an MQTT broker through libmosquitto, on a thread of its own

@@ -3,6 +3,7 @@ import Synchronization
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
+import SightlineHTTP
 
 /// The `<prefix>/stats` message: frame rates (capture, processed, sent),
 /// drops by reason, the face detector's rate, clients, events and the MQTT

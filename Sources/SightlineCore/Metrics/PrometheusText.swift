@@ -2,6 +2,7 @@ import Foundation
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
+import SightlineHTTP
 
 /// Renders the server's metrics in the Prometheus text exposition format (0.0.4).
 public enum PrometheusText {

@@ -2,6 +2,7 @@ import Foundation
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
+import SightlineHTTP
 
 /// The HTTP endpoints of face recognition:
 /// - `POST /api/faces/{id}/name` `{"name": "Ada"}`: learn that tracked face as Ada;

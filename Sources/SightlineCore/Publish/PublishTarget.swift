@@ -1,6 +1,7 @@
 import Foundation
 import SightlineVision
 import SightlinePipeline
+import SightlineHTTP
 
 /// A relay the H.264 stream is published to (config `publish:`): `rtsp://`
 /// (ANNOUNCE and RECORD over TCP) or `rtmp://`/`rtmps://` (FLV), through

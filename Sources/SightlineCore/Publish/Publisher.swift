@@ -4,6 +4,7 @@ import Synchronization
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
+import SightlineHTTP
 
 /// What `/api/state` and `/metrics` say about one publish target.
 public struct PublishStatus: Codable, Sendable, Equatable {

@@ -1,6 +1,7 @@
 import Foundation
 import SightlineVision
 import SightlinePipeline
+import SightlineHTTP
 
 /// The recordings endpoints (continuous recording on):
 /// - `GET /api/recordings?from=&to=` (Unix seconds, both optional): the

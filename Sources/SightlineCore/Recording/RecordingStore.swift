@@ -3,6 +3,7 @@ import Synchronization
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
+import SightlineHTTP
 
 /// Continuous recording's segments on disk, in `<data-dir>/recordings/`:
 /// each a fragmented MP4 named by its first frame's capture time. While

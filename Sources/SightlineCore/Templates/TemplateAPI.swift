@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import SightlineVision
 import SightlinePipeline
+import SightlineHTTP
 
 /// The template endpoints:
 /// - `GET /api/templates`, `GET /api/templates/NAME.png`;

@@ -1,5 +1,6 @@
 import Foundation
 import SightlinePipeline
+import SightlineHTTP
 
 /// What a template may be called: 1-64 letters, digits, spaces, '-', '_'
 /// or '.', not starting with '.' or a space, so it is safe in a URL and as

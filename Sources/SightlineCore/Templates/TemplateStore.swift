@@ -3,6 +3,7 @@ import Synchronization
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
+import SightlineHTTP
 
 /// Keeps uploaded templates in `<data-dir>/templates/`: one PNG per
 /// template and `index.json` with names, thresholds and creation times.

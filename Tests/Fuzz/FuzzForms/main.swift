@@ -9,6 +9,7 @@ import Logging
 @testable import SightlineVision
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 let boundary = "fuzzboundary"
 let echo: Route.Handler = { request in

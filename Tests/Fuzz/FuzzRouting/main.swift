@@ -10,6 +10,7 @@ import Foundation
 @testable import SightlineVision
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 let auth = AuthGuard(tokens: TokenStore(fixed: [(name: "admin", role: .admin, token: "s3cret"),
                                                 (name: "tv", role: .viewer, token: "v1ewer")]),

@@ -7,6 +7,8 @@ import Foundation
 @testable import SightlineCore
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
+@testable import SightlineVision
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzUpload(_ start: UnsafeRawPointer, _ count: Int) -> CInt {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SightlineCore
+@testable import SightlineHTTP
 
 @Suite struct TokenStoreTests {
     @Test func namedTokensAreHashedWithTheirRoles() throws {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SightlineCore
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 @Suite struct EventAPITests {
     typealias S = StoredEvents

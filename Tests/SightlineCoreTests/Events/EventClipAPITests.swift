@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// `GET`/`HEAD /api/events/{id}/clip.mp4` through the router (the file read as the worker reads it).
 @Suite struct EventClipAPITests {

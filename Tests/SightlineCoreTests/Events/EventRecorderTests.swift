@@ -5,6 +5,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 @Suite struct EventRecorderTests {
     typealias S = StoredEvents

@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// Event records for store and API tests.
 enum StoredEvents {

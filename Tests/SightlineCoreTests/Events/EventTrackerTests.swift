@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// Frames for the tracker: time `t` seconds after a fixed start, a JPEG that
 /// says which frame it is, and the given detections.

@@ -2,6 +2,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlineHTTP
 
 @Suite("Face detection pacing")
 struct FaceDetectionPolicyTests {

@@ -5,6 +5,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 @Suite("Face geometry, decoding and wire conversion")
 struct FaceGeometryTests {

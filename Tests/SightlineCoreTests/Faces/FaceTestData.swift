@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// The shared face photos, their ground truth (faces.json) and the YuNet models.
 enum FaceTestData {

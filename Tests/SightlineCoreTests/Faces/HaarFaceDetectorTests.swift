@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 @Suite("Haar fallback face detection")
 struct HaarFaceDetectorTests {

@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlineHTTP
 
 /// Optical flow on a real face (the demo's portrait, `config/demo-face.jpg`)
 /// pasted into a textured gray frame and moved between two frames by a known

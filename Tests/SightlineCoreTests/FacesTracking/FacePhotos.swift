@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// Real faces from ../shared/testdata/faces (faces.json's boxes and eyes),
 /// and augmented aligned crops made from them.

@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// Drives FaceService the way the pipeline does: one tracked face per frame,
 /// the frame being an augmented view of a real photo.

@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlineHTTP
 
 @Suite struct RecognitionTests {
     static let enrollSeeds: Range<UInt64> = 0..<20

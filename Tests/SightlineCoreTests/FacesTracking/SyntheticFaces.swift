@@ -1,6 +1,7 @@
 import Foundation
 @testable import SightlineCore
 @testable import SightlineVision
+@testable import SightlineHTTP
 
 /// A small seeded generator (SplitMix64) so synthetic runs repeat exactly.
 struct SeededRandom: RandomNumberGenerator {

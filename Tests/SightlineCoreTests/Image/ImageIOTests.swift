@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// PNG through libpng, JPEG through TurboJPEG, the rest through OpenCV:
 /// the same pixels either way.

@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// The publisher against a real Mosquitto broker on a free loopback port.
 /// Waits are generous and only bound how long a failure takes; nothing here

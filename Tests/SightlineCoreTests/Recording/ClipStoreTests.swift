@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// What `EventStore.load` makes of clips after a crash or a hand edit.
 @Suite("Recording: clips in the event store")

@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 @Suite("Recording: pre-capture ring")
 struct PreCaptureRingTests {

@@ -3,6 +3,7 @@ import Foundation
 @testable import SightlineVision
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// Real H.264 access units for the recording tests: 64x48 pictures encoded
 /// by x264 at 10 fps with a keyframe every `keyframeEvery` frames, each with

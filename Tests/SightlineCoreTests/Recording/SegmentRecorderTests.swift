@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 @Suite("Recording: continuous segments")
 struct SegmentRecorderTests {

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 @testable import SightlineCore
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// AuthGuard on its own: which credential a request presents, what each
 /// access needs, and the per-address slow-down after wrong credentials

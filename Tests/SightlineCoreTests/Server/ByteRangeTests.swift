@@ -1,6 +1,7 @@
 import Testing
 @testable import SightlineCore
 @testable import SightlineSupport
+@testable import SightlineHTTP
 
 @Suite("Server: byte ranges")
 struct ByteRangeTests {

@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// Forms parsed by libwebsockets' own `lws_spa` as the body arrives, tested
 /// in process through a live `StreamServer` (lws_spa reads the Content-Type

@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// The revocation watch's finding and when it is handed over (the streams it
 /// ends, through a live server, are in StreamServerTests).

@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// The server's whole route table, as `Routes.router` builds it: every
 /// endpoint with who may call it and where it runs, written out here once,

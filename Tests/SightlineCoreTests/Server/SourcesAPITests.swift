@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import SightlineCore
+@testable import SightlineHTTP
 
 @Suite struct SourcesAPITests {
     @Test func listsOffersAndSwitchesOnlyToThem() throws {

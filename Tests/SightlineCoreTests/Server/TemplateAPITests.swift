@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlineHTTP
 
 /// The template endpoints through the router, as the server runs them (the
 /// worker's handlers run on the test's thread here).

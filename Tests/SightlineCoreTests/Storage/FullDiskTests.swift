@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// The same on a real full disk: a small tmpfs, filled (root only).
 @Suite(.serialized, .enabled(if: SmallTmpfs.available, SmallTmpfs.skipMessage))

@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// Write errors become words without paths, in one place (`StorageError`),
 /// and every caller says them that way.

@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 @Suite struct SelfSignedCertificateTests {
     @Test func madeOnceForTheServedNamesAndRemadeWhenTheyChange() throws {

@@ -5,6 +5,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 @Suite struct PNGInflateBudgetTests {
     static func be32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }

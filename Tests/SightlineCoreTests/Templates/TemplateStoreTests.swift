@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlineHTTP
 
 @Suite struct TemplateStoreTests {
     static func template(_ name: String, seed: Int) throws -> Template {

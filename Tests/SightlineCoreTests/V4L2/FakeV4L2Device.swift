@@ -3,6 +3,7 @@ import Foundation
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// An in-memory V4L2 camera with real buffers, behaving like a vb2/uvcvideo
 /// driver where it matters to the source: S_FMT clamps to the nearest mode,

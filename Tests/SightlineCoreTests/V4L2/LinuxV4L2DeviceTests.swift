@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import SightlineCore
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// What can be checked of the real device layer on a machine without a camera.
 @Suite struct LinuxV4L2DeviceTests {

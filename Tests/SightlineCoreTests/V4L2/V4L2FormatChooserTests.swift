@@ -2,6 +2,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 @Suite struct V4L2FormatChooserTests {
     typealias Mode = V4L2FormatChooser.Mode

@@ -3,6 +3,7 @@ import Foundation
 @testable import SightlineVision
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// Test pictures with known colours, and the encodings a camera would send.
 enum V4L2TestPattern {

@@ -5,6 +5,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// The H.264 sink's encoding step, run on the test's thread with real x264.
 @Suite("Video: H.264 feed encoder")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SightlineCore
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// The H.264 viewer's policy on a feed filled by hand, on a clock the test moves.
 @Suite("Video: H.264 viewer")

@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// A video file or stream source through VideoReader (FFmpeg): its format,
 /// looping at the end of a file, and the errors it gives.

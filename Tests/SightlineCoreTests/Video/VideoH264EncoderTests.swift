@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// A 640x480 picture that moves: a diagonal gradient drifting right, a
 /// textured square gliding across it and a bright disc bouncing.

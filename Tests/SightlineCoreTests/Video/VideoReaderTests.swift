@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlineSupport
 @testable import SightlinePipeline
+@testable import SightlineHTTP
 
 /// Debian's ffmpeg and ffprobe, to make videos and count their frames. Tests
 /// that need them are enabled only when they are installed, so a machine

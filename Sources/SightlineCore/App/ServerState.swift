@@ -2,6 +2,7 @@ import Foundation
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
+import SightlineHTTP
 
 /// The body of GET /api/state (see README.md for the fields).
 public struct ServerState: Codable, Sendable {

@@ -15,7 +15,7 @@ extension HTTPResponse {
     /// while written: each answer is of the file as it is when asked.
     ///
     /// Blocks on the disk: for routes on the request worker.
-    static func file(_ path: String, contentType: String, request: HTTPRequest, missing: HTTPResponse) -> HTTPResponse {
+    package static func file(_ path: String, contentType: String, request: HTTPRequest, missing: HTTPResponse) -> HTTPResponse {
         guard let file = FileHandle(forReadingAtPath: path) else { return missing }
         defer { try? file.close() }
         guard let end = try? file.seekToEnd() else { return .error(500, "cannot read the file") }

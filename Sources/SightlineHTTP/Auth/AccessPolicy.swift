@@ -24,11 +24,6 @@ public struct AccessPolicy: Sendable {
         self.tls = tls
     }
 
-    public init(settings: ServeSettings) {
-        self.init(viewOpen: settings.viewingIsOpen, loopbackBound: ServeSettings.isLoopback(settings.host),
-                  allowedOrigins: settings.allowedOrigins, allowedHosts: settings.allowedHosts, tls: settings.tlsEnabled)
-    }
-
     static let loopbackNames: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
 
     /// 421 when a loopback-bound server is reached under another name (a

@@ -4,7 +4,7 @@ import SightlineSupport
 extension HTTPResponse {
     /// `{"error": "cannot save the template", "detail": "no space left on the device (the disk is full); ..."}`
     /// with 507 when the disk is full, 500 otherwise.
-    static func storageFailure(_ error: StorageError, action: String) -> HTTPResponse {
+    package static func storageFailure(_ error: StorageError, action: String) -> HTTPResponse {
         .error(error.httpStatus, action, detail: "\(error.reason); \(error.reason.hint)")
     }
 }

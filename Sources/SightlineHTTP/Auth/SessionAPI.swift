@@ -10,6 +10,8 @@ import SightlineVision
 public struct SessionAPI: Sendable {
     let auth: AuthGuard
 
+    public init(auth: AuthGuard) { self.auth = auth }
+
     public var routes: [Route] {
         [
             Route(.post, "/api/session", access: .anyone) { request in signIn(request) },

@@ -2,7 +2,6 @@ import CSightlineOpenCV
 import Foundation
 import SightlineVision
 import SightlineSupport
-import SightlinePipeline
 
 /// Checks and decodes an uploaded image. The format is decided by magic
 /// number before any decoder runs, so only the JPEG and PNG decoders are

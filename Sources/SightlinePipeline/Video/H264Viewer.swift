@@ -1,42 +1,6 @@
 import Foundation
 import SightlineVision
-import SightlinePipeline
-
-/// What a `/ws` client asked for in its query: `video=jpeg` (or nothing) or
-/// `video=h264`, and for H.264 `rendition=auto` (the default: the server
-/// moves a viewer that cannot keep up to `low`, and back), `main` or `low`.
-public enum StreamFormat: Equatable, Sendable {
-    case jpeg
-    case h264(pinned: VideoRendition?)
-
-    /// A query that asks for something this server does not send: the answer (400) before the upgrade.
-    public struct Refused: Error {
-        public let response: HTTPResponse
-    }
-
-    /// The format a query asks for, or the 400 answer it gets before the upgrade.
-    public static func parse(_ query: [String: String], h264Available: Bool, lowAvailable: Bool)
-        -> Result<StreamFormat, Refused> {
-        switch query["video"] {
-        case nil, "jpeg":
-            return .success(.jpeg)
-        case "h264":
-            guard h264Available else {
-                return .failure(Refused(response: .error(400, "H.264 is off on this server", detail: "video.h264 is false in its config; use video=jpeg")))
-            }
-            switch query["rendition"] {
-            case nil, "auto": return .success(.h264(pinned: nil))
-            case "main": return .success(.h264(pinned: .main))
-            case "low" where lowAvailable: return .success(.h264(pinned: .low))
-            case let other?:
-                return .failure(Refused(response: .error(400, "unknown rendition", detail: "rendition=\(other): use auto, main"
-                                       + (lowAvailable ? " or low" : " (low is off on this server)"))))
-            }
-        case let other?:
-            return .failure(Refused(response: .error(400, "unknown video format", detail: "video=\(other): use video=jpeg or video=h264")))
-        }
-    }
-}
+import SightlineSupport
 
 /// One `/ws?video=h264` client's place in the video feed, and the policy
 /// that keeps it on clean pictures (DESIGN.md):
@@ -56,19 +20,21 @@ public enum StreamFormat: Equatable, Sendable {
 ///
 /// Owned by the lws service thread (in its `Connection`); the feed it reads
 /// and tells about keyframes and viewers is thread-safe.
-final class H264Viewer {
-    struct Policy {
-        var maxLag = 0.5
+package final class H264Viewer {
+    package struct Policy {
+        package var maxLag = 0.5
         var joinKeyframeAge = 0.25
         var downgradeSkips = 2
         var downgradeWindow = 10.0
         var upgradeAfter = 20.0
         var upgradeAfterMax = 320.0
         var upgradeFailWindow = 15.0
-        var lowAvailable = true
+        package var lowAvailable = true
+
+        package init() {}
     }
 
-    enum Step {
+    package enum Step {
         /// Send this unit's JSON now; its access unit goes on the next call.
         case json(VideoFeed.Unit)
         /// Send this unit's access unit (its JSON went just before).
@@ -77,12 +43,12 @@ final class H264Viewer {
         case wait
     }
 
-    enum Event: Equatable {
+    package enum Event: Equatable {
         case skippedToKeyframe
         case moved(from: VideoRendition, to: VideoRendition)
     }
 
-    private(set) var rendition: VideoRendition
+    package private(set) var rendition: VideoRendition
     let pinned: Bool
     let policy: Policy
     /// The index of the next unit to send; nil while waiting for a keyframe.
@@ -97,7 +63,7 @@ final class H264Viewer {
     private var upgradedAt: UInt64?
 
     /// Joins `feed` (counts as a viewer there, asks for a keyframe).
-    init(format pinned: VideoRendition?, policy: Policy, feed: VideoFeed, now: UInt64) {
+    package init(format pinned: VideoRendition?, policy: Policy, feed: VideoFeed, now: UInt64) {
         rendition = pinned ?? .main
         self.pinned = pinned != nil
         self.policy = policy
@@ -107,13 +73,13 @@ final class H264Viewer {
     }
 
     /// The connection closed.
-    func leave(_ feed: VideoFeed) {
+    package func leave(_ feed: VideoFeed) {
         feed.viewerLeft(rendition)
     }
 
     /// What to send on a writeable callback at `now` (monotonic nanoseconds),
     /// and what happened on the way (for the counters).
-    func step(_ feed: VideoFeed, now: UInt64) -> (Step, [Event]) {
+    package func step(_ feed: VideoFeed, now: UInt64) -> (Step, [Event]) {
         if let unit = pending {
             pending = nil
             next = unit.index + 1
@@ -151,7 +117,7 @@ final class H264Viewer {
     }
 
     /// Whether the client has something to send on its next writeable callback.
-    func hasWork(_ feed: VideoFeed) -> Bool {
+    package func hasWork(_ feed: VideoFeed) -> Bool {
         if pending != nil { return true }
         guard let newest = feed.newest(rendition) else { return false }
         return (next ?? keyframeFrom) <= newest.index
