@@ -34,12 +34,7 @@ final class GatedDetector: FaceDetector, Sendable {
 
 /// Waits (bounded) until `condition` holds; for a thread to get somewhere, not for time to pass.
 private func eventually(_ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(10)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(1000)
-    }
-    return condition()
+    waitUntil(seconds: 10, condition)
 }
 
 @Suite("One face detection thread for every camera")
