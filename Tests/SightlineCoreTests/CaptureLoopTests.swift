@@ -3,31 +3,45 @@ import Testing
 @testable import SightlineCore
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineSupport
 
 @Suite struct CaptureLoopTests {
     /// A source that has been failing long enough to back off for seconds,
     /// switched to another: the new one is tried at once, and when it fails
-    /// too its first retry is 1 s away (scaled), not the old source's backoff.
+    /// too its first retry is 1 s away, not the old source's backoff. On
+    /// virtual time: the test moves a `ManualClock` on once the capture thread
+    /// sleeps on it.
     @Test func aSwitchedToSourceStartsWithAFreshBackoff() throws {
+        let clock = ManualClock()
         let old = FlakySource()
         old.lock.withLock { old.broken = true }
         let loop = CaptureLoop(source: old, spec: "old", mailbox: FrameMailbox(), stats: PipelineStats(),
-                               logger: quietLogger(), backoffScale: 0.02)
+                               logger: quietLogger(), clock: clock)
         loop.start()
         defer { loop.stop() }
-        // 1 + 2 + 4 + 8 s of (scaled) waiting: the next retry is 16 s away.
-        #expect(waitUntil { old.lock.withLock { old.opens } >= 5 })
-        #expect(waitUntil { (loop.status.retryInSeconds ?? 0) > 8 })
+        // 1 + 2 + 4 + 8 s of waiting: the next retry is 16 s away.
+        for backoff in [1.0, 2, 4, 8] {
+            #expect(clock.waitForSleepers(1))
+            #expect(loop.status.retryInSeconds == backoff)
+            clock.advance(by: backoff)
+        }
+        #expect(clock.waitForSleepers(1))
+        #expect(old.lock.withLock { old.opens } == 5)
+        #expect(loop.status.retryInSeconds == 16)
 
         let fresh = FlakySource()
         fresh.lock.withLock { fresh.broken = true }
         loop.switchSource(to: fresh, spec: "fresh")
-        #expect(waitUntil(seconds: 5) { fresh.lock.withLock { fresh.opens } >= 1 })
+        // The switch wakes the capture thread: the fresh source is tried with no time passing.
+        #expect(clock.waitForSleepers(1))
+        #expect(fresh.lock.withLock { fresh.opens } == 1)
         #expect(loop.status.spec == "fresh")
-        #expect(waitUntil { loop.status.state == .noSignal })
+        #expect(loop.status.state == .noSignal)
         let retry = try #require(loop.status.retryInSeconds)
-        #expect(retry <= CaptureLoop.initialBackoff, "the fresh source waits \(retry) s before its first retry")
+        #expect(retry == CaptureLoop.initialBackoff, "the fresh source waits \(retry) s before its first retry")
         fresh.lock.withLock { fresh.broken = false }
-        #expect(waitUntil { loop.status.state == .live })
+        clock.advance(by: retry)
+        #expect(clock.waitForSleepers(1))   // live: asleep until its next frame's time
+        #expect(loop.status.state == .live && fresh.lock.withLock { fresh.opens } == 2)
     }
 }

@@ -5,6 +5,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineSupport
 
 /// A configured sink of a test's own: it uses faces while the test says so.
 /// Giving it to `CameraAssembly.build` is all it takes for the face stage to
@@ -55,12 +56,14 @@ struct FaceConsumersTests {
         #expect(!sink.consumesFaces)
     }
 
+    /// The frames carry their times; the recorder thread's tick reads a
+    /// `ManualClock` that stands at the first frame's, so only frames end the event.
     @Test("the event sink without a broker uses faces while it follows one, from its first frame to its end")
     func eventSink() throws {
         let store = EventStore(dataDirectory: try TestPaths.temporaryDirectory())
         try store.load()
         let sink = EventSink(options: TrackerFrames.options(min: 0.5, endAfter: 1), store: store, publisher: nil,
-                             logger: Logger(label: "test"))
+                             logger: Logger(label: "test"), clock: ManualClock(nanos: 1_000_000_000))  // frame time 0
         try sink.start()
         defer { sink.stop() }
         #expect(!sink.consumesFaces)

@@ -50,7 +50,7 @@ final class GatedFaceDetector: FaceDetector, @unchecked Sendable {
             let faces = context.detections.filter { $0.kind == .face }
             facesSeen += faces.count
             ids.formUnion(faces.compactMap(\.id))
-            Thread.sleep(forTimeInterval: 0.005)
+            #expect(waitUntil { stage.detectionIdle })  // the pass this frame started has ended
         }
         #expect(facesSeen >= 5)
         #expect(ids.count == 1)
@@ -87,19 +87,18 @@ final class GatedFaceDetector: FaceDetector, @unchecked Sendable {
         _ = try next(40)
         #expect(waitUntil { detector.lock.withLock { detector.calls } == 1 })
         detector.gate.signal()
+        #expect(waitUntil { stage.detectionResultWaiting })
         var before: Int?
         for _ in 0..<200 where before == nil {
             before = try next(40).first?.id
-            Thread.sleep(forTimeInterval: 0.005)
         }
         let firstID = try #require(before)
         #expect(stats.snapshot().faceSceneCuts == 0)
         // The next pass on picture A is under way (the gate holds it) when the picture is cut to B.
-        for _ in 0..<200 where detector.lock.withLock({ detector.calls }) < 2 {
+        for _ in 0..<200 where stage.detectionIdle {
             _ = try next(40)
-            Thread.sleep(forTimeInterval: 0.005)
         }
-        #expect(detector.lock.withLock { detector.calls } == 2)
+        #expect(waitUntil { detector.lock.withLock { detector.calls } == 2 })
         #expect(try next(220).isEmpty, "a face of the old picture was drawn on the new one")
         #expect(stats.snapshot().faceSceneCuts == 1)
         // The pass on A ends; its face is dropped, and B's own pass starts.
@@ -108,10 +107,10 @@ final class GatedFaceDetector: FaceDetector, @unchecked Sendable {
         for _ in 0..<10 { #expect(try next(220).isEmpty) }
         // B's pass finds its face: a new face, with a new id.
         detector.gate.signal()
+        #expect(waitUntil { stage.detectionResultWaiting })
         var after: Int?
         for _ in 0..<200 where after == nil {
             after = try next(220).first?.id
-            Thread.sleep(forTimeInterval: 0.005)
         }
         #expect(after != nil && after != firstID)
         #expect(stats.snapshot().faceSceneCuts == 1)
@@ -241,7 +240,7 @@ final class CrowdFaceDetector: FaceDetector, @unchecked Sendable {
             try stage.process(&context)
             perFrame.append(stage.flowMeasures - before)
             boxed = max(boxed, context.detections.filter { $0.kind == .face }.count)
-            Thread.sleep(forTimeInterval: 0.005)  // the worker's passes run beside the frames
+            #expect(waitUntil { stage.detectionIdle })  // the worker's pass on this frame ends before the next
         }
         #expect(boxed == 12)
         #expect(perFrame.allSatisfy { $0 <= FaceStage.flowFacesPerFrame }, "\(perFrame)")

@@ -28,13 +28,27 @@ final class FlakySource: FrameSource, @unchecked Sendable {
     func close() {}
 }
 
-/// A stage that sleeps, to make the pipeline slower than the frame budget.
-final class SleepStage: PipelineStage {
+/// A stage that takes `seconds` of the clock's time on each frame (it moves
+/// a `ManualClock` on by that much), to make the pipeline slower than the frame
+/// budget; after `frames` frames it takes no more time and signals `done`, so
+/// the capture loop stops at its next frame's time.
+final class CostlyStage: PipelineStage {
     let stage: StageName? = .faces
+    let clock: ManualClock
     let seconds: Double
-    init(seconds: Double) { self.seconds = seconds }
+    let frames: Int
+    let done = DispatchSemaphore(value: 0)
+    private var processed = 0   // pipeline thread
+    init(clock: ManualClock, seconds: Double, frames: Int) {
+        self.clock = clock
+        self.seconds = seconds
+        self.frames = frames
+    }
     func process(_ context: inout FrameContext) throws {
-        Thread.sleep(forTimeInterval: seconds)
+        guard processed < frames else { return }
+        processed += 1
+        clock.advance(by: seconds)
+        if processed == frames { done.signal() }
     }
 }
 
@@ -59,42 +73,74 @@ func frame(_ seq: UInt64) -> Frame {
         #expect(mailbox.take(timeout: 5) == nil)
     }
 
+    /// On virtual time: the capture thread sleeps on a `ManualClock`, and the
+    /// test moves the clock on once the thread is asleep (`waitForSleepers`).
     @Test func captureLoopGoesToNoSignalAndRecovers() throws {
-        let source = FlakySource()
+        let clock = ManualClock()
+        let source = FlakySource()   // 100 fps: a frame every 10 ms
         let mailbox = FrameMailbox()
         let stats = PipelineStats()
         let loop = CaptureLoop(source: source, spec: "flaky", mailbox: mailbox, stats: stats,
-                               logger: quietLogger(), backoffScale: 0.05)
+                               logger: quietLogger(), clock: clock)
         loop.start()
         defer { loop.stop() }
-        #expect(waitUntil { loop.status.state == .live && stats.snapshot().captured > 5 })
+        func step(_ seconds: Double) {
+            #expect(clock.waitForSleepers(1))
+            clock.advance(by: seconds)
+        }
+        // The first frame at once, then one each 10 ms of clock time.
+        for _ in 0..<5 { step(0.01) }
+        #expect(clock.waitForSleepers(1))
+        #expect(loop.status.state == .live && stats.snapshot().captured == 6)
         source.lock.withLock { source.broken = true }
-        #expect(waitUntil { loop.status.state == .noSignal })
-        #expect(loop.status.detail.contains("ENODEV") || loop.status.detail.contains("unplugged"))
-        // Reopen attempts back off: 1 s, 2 s, 4 s (scaled by 0.05) ...
-        #expect(waitUntil { source.lock.withLock { source.opens } >= 3 })
-        #expect(loop.status.retryInSeconds != nil)
+        step(0.01)
+        #expect(clock.waitForSleepers(1))
+        #expect(loop.status.state == .noSignal)
+        #expect(loop.status.detail.contains("ENODEV"))
+        #expect(loop.status.retryInSeconds == 1)
+        // Reopen attempts back off: 1 s, 2 s, 4 s ... and not one sooner.
+        #expect(source.lock.withLock { source.opens } == 1)
+        step(1)
+        #expect(clock.waitForSleepers(1))
+        #expect(source.lock.withLock { source.opens } == 2)
+        #expect(loop.status.detail.contains("unplugged") && loop.status.retryInSeconds == 2)
+        step(1.5)
+        #expect(clock.waitForSleepers(1))
+        #expect(source.lock.withLock { source.opens } == 2 && loop.status.retryInSeconds == 0.5)
+        step(0.5)
+        #expect(clock.waitForSleepers(1))
+        #expect(source.lock.withLock { source.opens } == 3 && loop.status.retryInSeconds == 4)
         source.lock.withLock { source.broken = false }
         let before = stats.snapshot().captured
-        #expect(waitUntil { loop.status.state == .live && stats.snapshot().captured > before + 5 })
+        step(4)
+        for _ in 0..<5 { step(0.01) }
+        #expect(clock.waitForSleepers(1))
+        #expect(source.lock.withLock { source.opens } == 4)
+        #expect(loop.status.state == .live && stats.snapshot().captured == before + 6)
     }
 
-    @Test func slowPipelineDropsAndSendsTheNewest() throws {
+    /// On virtual time: the capture loop paces 100 fps on a `ManualClock`, and
+    /// each frame's stage takes 15 ms of it, so only the pipeline moves time on.
+    @Test(.timeLimit(.minutes(1)))
+    func slowPipelineDropsAndSendsTheNewest() throws {
+        let clock = ManualClock()
         let mailbox = FrameMailbox()
         let stats = PipelineStats()
         let source = FlakySource()   // 100 fps: budget 10 ms
-        let loop = CaptureLoop(source: source, spec: "fast", mailbox: mailbox, stats: stats, logger: quietLogger())
-        let pipeline = Pipeline(mailbox: mailbox, stats: stats, stages: [SleepStage(seconds: 0.015)],
-                                encoder: try JPEGEncoder(), sinks: [], logger: quietLogger(),
+        let stage = CostlyStage(clock: clock, seconds: 0.015, frames: 60)
+        let loop = CaptureLoop(source: source, spec: "fast", mailbox: mailbox, stats: stats, logger: quietLogger(),
+                               clock: clock)
+        let pipeline = Pipeline(mailbox: mailbox, stats: stats, stages: [stage],
+                                encoder: try JPEGEncoder(), sinks: [], logger: quietLogger(), clock: clock,
                                 budgetSeconds: { 0.010 })
         loop.start()
         pipeline.start()
-        Thread.sleep(forTimeInterval: 1.0)
+        #expect(stage.done.wait(timeout: .now() + 30) == .success)
         loop.stop()
         pipeline.stop()
         let snapshot = stats.snapshot()
         let dropped = (snapshot.drops[.superseded] ?? 0) + (snapshot.drops[.late] ?? 0)
-        #expect(snapshot.processed > 10)
+        #expect(snapshot.processed >= 60)
         #expect(dropped > 0)
         #expect(snapshot.captured >= snapshot.processed + dropped)
         // Nothing queued: what was not processed was counted as dropped.
@@ -121,7 +167,8 @@ func frame(_ seq: UInt64) -> Frame {
     }
 }
 
-/// Polls `condition` for up to `seconds`.
+/// Polls `condition` for up to `seconds`: for another thread to get
+/// somewhere (its work, a socket), never for time to pass.
 func waitUntil(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
     let end = Date(timeIntervalSinceNow: seconds)
     while Date() < end {

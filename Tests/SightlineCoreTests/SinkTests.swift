@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import Testing
 @testable import SightlineCore
+@testable import SightlineSupport
 @testable import SightlineVision
 @testable import SightlinePipeline
 @testable import SightlineHTTP
@@ -16,11 +17,15 @@ final class SeqStage: PipelineStage {
     }
 }
 
-/// Records every frame it is handed, on the pipeline thread.
+/// Records every frame it is handed, on the pipeline thread, and signals `delivered` for each.
 final class RecordingSink: FrameSink {
     let name = "recording"
     private let frames = Mutex<[ProcessedFrame]>([])
-    func deliver(_ frame: ProcessedFrame) { frames.withLock { $0.append(frame) } }
+    let delivered = DispatchSemaphore(value: 0)
+    func deliver(_ frame: ProcessedFrame) {
+        frames.withLock { $0.append(frame) }
+        delivered.signal()
+    }
     var received: [ProcessedFrame] { frames.withLock { $0 } }
     var counts: SinkCounts {
         let n = UInt64(received.count)
@@ -35,16 +40,20 @@ final class Counter: Sendable {
     var value: Int { count.load(ordering: .relaxed) }
 }
 
-/// A consumer that never finishes its first frame until released.
+/// A consumer that never finishes a frame until released; `took` is
+/// signalled as it starts on each.
 final class StuckConsumer: FrameConsumer {
     let release: DispatchSemaphore
     let taken: Counter
-    init(release: DispatchSemaphore, taken: Counter) {
+    let took: DispatchSemaphore
+    init(release: DispatchSemaphore, taken: Counter, took: DispatchSemaphore = DispatchSemaphore(value: 0)) {
         self.release = release
         self.taken = taken
+        self.took = took
     }
     func consume(_ frame: ProcessedFrame) {
         taken.add()
+        took.signal()
         release.wait()
     }
 }
@@ -72,12 +81,13 @@ final class StuckConsumer: FrameConsumer {
         let recorder = RecordingSink()
         let release = DispatchSemaphore(value: 0)
         let taken = Counter()
-        let stuck = ThreadedSink(name: "stuck", consumer: StuckConsumer(release: release, taken: taken))
+        let took = DispatchSemaphore(value: 0)
+        let stuck = ThreadedSink(name: "stuck", consumer: StuckConsumer(release: release, taken: taken, took: took))
         try stuck.start()
         let pipeline = Pipeline(mailbox: FrameMailbox(), stats: stats, stages: [SeqStage()], encoder: try JPEGEncoder(),
                                 sinks: [stuck, recorder], logger: quietLogger(), budgetSeconds: { 0.033 })
         pipeline.handle(frame(1))
-        #expect(waitUntil { taken.value == 1 })  // the stuck sink holds frame 1 from here on
+        #expect(took.wait(timeout: .now() + 10) == .success)  // the stuck sink holds frame 1 from here on
         for seq in 2...60 { pipeline.handle(frame(UInt64(seq))) }
 
         let received = recorder.received
@@ -93,29 +103,40 @@ final class StuckConsumer: FrameConsumer {
         #expect(counts.skipped == 58)
         // Released, it finishes that frame and takes the newest (60), never the skipped ones.
         release.signal()
-        #expect(waitUntil { taken.value == 2 && stuck.counts.consumed == 1 })
+        #expect(took.wait(timeout: .now() + 10) == .success)
+        #expect(taken.value == 2 && stuck.counts.consumed == 1)
         release.signal()
-        #expect(waitUntil { stuck.counts.consumed == 2 })
-        stuck.stop()
+        stuck.stop()  // it finishes frame 60 first
+        #expect(stuck.counts.consumed == 2 && taken.value == 2)
     }
 
-    @Test func aLiveGraphFeedsItsSinksWhileOneIsStuck() throws {
+    /// On virtual time: the capture loop paces 100 fps on a `ManualClock`; the
+    /// test moves it on a frame at a time, once the last frame went through.
+    @Test(.timeLimit(.minutes(1)))
+    func aLiveGraphFeedsItsSinksWhileOneIsStuck() throws {
+        let clock = ManualClock()
         let mailbox = FrameMailbox()
         let stats = PipelineStats()
         let recorder = RecordingSink()
         let release = DispatchSemaphore(value: 0)
         let stuck = ThreadedSink(name: "stuck", consumer: StuckConsumer(release: release, taken: Counter()))
         try stuck.start()
-        let loop = CaptureLoop(source: FlakySource(), spec: "fast", mailbox: mailbox, stats: stats, logger: quietLogger())
+        let loop = CaptureLoop(source: FlakySource(), spec: "fast", mailbox: mailbox, stats: stats, logger: quietLogger(),
+                               clock: clock)
         let pipeline = Pipeline(mailbox: mailbox, stats: stats, stages: [SeqStage()], encoder: try JPEGEncoder(),
-                                sinks: [stuck, recorder], logger: quietLogger(), budgetSeconds: { 0.010 })
+                                sinks: [stuck, recorder], logger: quietLogger(), clock: clock, budgetSeconds: { 0.010 })
         loop.start()
         pipeline.start()
-        #expect(waitUntil { recorder.received.count >= 30 })
+        for _ in 0..<30 {
+            #expect(recorder.delivered.wait(timeout: .now() + 10) == .success)
+            #expect(clock.waitForSleepers(1))
+            clock.advance(by: 0.01)
+        }
+        #expect(recorder.delivered.wait(timeout: .now() + 10) == .success)
         loop.stop()
         pipeline.stop()
         let processed = stats.snapshot().processed
-        #expect(UInt64(recorder.received.count) == processed)
+        #expect(processed == 31 && UInt64(recorder.received.count) == processed)
         #expect(recorder.received.allSatisfy { $0.detections.first?.label == "seq\($0.seq)" })
         #expect(stuck.counts.delivered == processed && stuck.counts.skipped >= processed - 2)
         release.signal()
@@ -157,25 +178,24 @@ final class StuckConsumer: FrameConsumer {
     }
 
     @Test func aStreamServerIsResponsiveWhileItsServiceThreadWakes() throws {
+        let clock = ManualClock()
         var options = StreamServer.Options()
         options.host = "127.0.0.1"
         options.port = 0
+        options.clock = clock
         let auth = AuthGuard.testing()
         let server = StreamServer(options: options, frames: LatestFrameSlot(), stats: PipelineStats(),
                                   logger: Logger(label: "test"),
                                   router: Router(routes: [], authorize: { auth.refusal(for: $0, needs: $1) }))
         try server.start()
         server.wake()
-        var waited = 0
-        while !server.serviceResponsive(within: 60) && waited < 500 {
-            Thread.sleep(forTimeInterval: 0.01)
-            waited += 1
-        }
-        #expect(server.serviceResponsive(within: 60))
+        // The service thread answers the wake-up (a thread getting there, not time passing).
+        #expect(waitUntil { server.serviceResponsive(within: 60) })
         // A service thread that no longer runs (here: stopped) stops counting as responsive.
         server.stop()
         server.wake()
-        Thread.sleep(forTimeInterval: 0.3)
+        clock.advance(by: 0.3)
         #expect(!server.serviceResponsive(within: 0.2))
+        #expect(server.serviceResponsive(within: 0.4))
     }
 }

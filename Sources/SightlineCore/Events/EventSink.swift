@@ -29,8 +29,11 @@ public final class EventSink: FrameSink {
         let clips: ClipRecorder?
         let catalog = LockedCallback<Void, HomeAssistantDiscovery.Catalog>()
         let lastCatalogRead = Atomic<UInt64>(0)
+        /// The time `tick` ends events by (frames carry their own).
+        let clock: any SightlineClock
 
-        init(tracker: EventTracker, publisher: MQTTPublisher?, clips: ClipRecorder?) {
+        init(tracker: EventTracker, publisher: MQTTPublisher?, clips: ClipRecorder?, clock: any SightlineClock) {
+            self.clock = clock
             self.tracker = Mutex(tracker)
             self.publisher = publisher
             self.clips = clips
@@ -38,7 +41,7 @@ public final class EventSink: FrameSink {
 
         /// Recorder thread: ends what has gone while no frames come; reads the catalog every 2 s.
         func tick() -> EventBatch {
-            let now = MonotonicClock.nanos()
+            let now = clock.nanos()
             let batch = tracker.withLock { $0.tick(nowNanos: now) }
             if !batch.isEmpty {
                 publisher?.enqueue(batch)
@@ -62,8 +65,9 @@ public final class EventSink: FrameSink {
     private let followsFaces = Atomic<Bool>(false)
 
     public init(options: EventTracker.Options, store: EventStore, publisher: MQTTPublisher?, clips: ClipRecorder? = nil,
-                logger: Logger, storageFailures: StorageFailureReporter = StorageFailureReporter()) {
-        let shared = Shared(tracker: EventTracker(options: options), publisher: publisher, clips: clips)
+                logger: Logger, storageFailures: StorageFailureReporter = StorageFailureReporter(),
+                clock: any SightlineClock = .real) {
+        let shared = Shared(tracker: EventTracker(options: options), publisher: publisher, clips: clips, clock: clock)
         self.shared = shared
         self.publisher = publisher
         self.clips = clips
@@ -120,7 +124,7 @@ public final class EventSink: FrameSink {
 
     /// After the pipeline stopped: open events end, are written and published, then the threads stop.
     public func stop() {
-        let batch = shared.tracker.withLock { $0.finishAll(nowNanos: MonotonicClock.nanos()) }
+        let batch = shared.tracker.withLock { $0.finishAll(nowNanos: shared.clock.nanos()) }
         recorder.enqueue(batch)
         publisher?.enqueue(batch)
         clips?.enqueue(batch)

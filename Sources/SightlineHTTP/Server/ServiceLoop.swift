@@ -26,9 +26,11 @@ final class ServiceLoop: Sendable {
     private let wokeNanos = Atomic<UInt64>(0)
     private let finished = DispatchSemaphore(value: 0)
     private let logger: Logger
+    private let clock: any SightlineClock
 
-    init(logger: Logger) {
+    init(logger: Logger, clock: any SightlineClock = .real) {
         self.logger = logger
+        self.clock = clock
     }
 
     /// Main thread (once): binds, makes the context and starts the service
@@ -76,12 +78,12 @@ final class ServiceLoop: Sendable {
 
     /// Service thread: it answered a wake-up now.
     func markWoke() {
-        wokeNanos.store(MonotonicClock.nanos(), ordering: .relaxed)
+        wokeNanos.store(clock.nanos(), ordering: .relaxed)
     }
 
     /// Any thread: whether the service thread answered a wake-up within the last `seconds`.
     func responsive(within seconds: Double) -> Bool {
-        MonotonicClock.happened(wokeNanos.load(ordering: .relaxed), within: seconds)
+        clock.happened(wokeNanos.load(ordering: .relaxed), within: seconds)
     }
 
     /// Main thread: ends the service thread, which destroys the context, and

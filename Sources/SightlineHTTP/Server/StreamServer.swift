@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import SightlineVision
 import SightlinePipeline
+import SightlineSupport
 
 /// The libwebsockets server: static files, the JSON API, /ws, /stream.mjpg
 /// and /snapshot.jpg, all on one service thread. This type owns and wires
@@ -76,6 +77,8 @@ public final class StreamServer: Sendable {
         /// beyond it the socket is not writeable, so a slow link's backlog stays
         /// here, where the viewer can be moved ahead, not in the kernel.
         public var videoSocketBacklogBytes: Int32 = 32 << 10
+        /// The clock the service thread's wake-ups are timed by (`serviceResponsive`; tests drive a `ManualClock`).
+        public var clock: any SightlineClock = .real
         public init() {}
     }
 
@@ -120,7 +123,7 @@ public final class StreamServer: Sendable {
         self.logger = logger
         self.router = router
         self.worker = worker
-        let loop = ServiceLoop(logger: logger)
+        let loop = ServiceLoop(logger: logger, clock: options.clock)
         let inbox = ServiceInbox(waking: loop)
         self.loop = loop
         self.inbox = inbox

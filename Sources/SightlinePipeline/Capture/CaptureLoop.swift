@@ -20,6 +20,7 @@ public final class CaptureLoop: @unchecked Sendable {
     private let stats: PipelineStats
     private let logger: Logger
     private let backoffScale: Double
+    private let clock: any SightlineClock
 
     private var source: FrameSource          // capture thread
     private var spec: String                 // capture thread
@@ -32,15 +33,17 @@ public final class CaptureLoop: @unchecked Sendable {
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
 
-    /// `backoffScale` shortens the retry delays (tests use a small one).
+    /// `backoffScale` shortens the retry delays; `clock` paces the frames,
+    /// times them and times the retries (tests drive a `ManualClock`).
     public init(source: FrameSource, spec: String, mailbox: FrameMailbox, stats: PipelineStats,
-                logger: Logger, backoffScale: Double = 1.0) {
+                logger: Logger, backoffScale: Double = 1.0, clock: any SightlineClock = .real) {
         self.source = source
         self.spec = spec
         self.mailbox = mailbox
         self.stats = stats
         self.logger = logger
         self.backoffScale = backoffScale
+        self.clock = clock
         currentStatus = SourceStatus(spec: spec, name: source.name, state: .starting)
     }
 
@@ -64,6 +67,7 @@ public final class CaptureLoop: @unchecked Sendable {
             return thread != nil
         }
         mailbox.close()
+        clock.wakeSleepers()
         if started { finished.wait() }
     }
 
@@ -71,6 +75,7 @@ public final class CaptureLoop: @unchecked Sendable {
     /// The source is handed over whole: the caller must not touch it again.
     public func switchSource(to newSource: FrameSource, spec newSpec: String) {
         lock.withLock { replacement = (newSpec, newSource) }
+        clock.wakeSleepers()
     }
 
     private var shouldStop: Bool { lock.withLock { stopRequested } }
@@ -122,13 +127,15 @@ public final class CaptureLoop: @unchecked Sendable {
     /// Reads frames until the source fails, a switch is asked for, or stop.
     private func stream(format: SourceFormat) throws {
         let interval = format.fps > 0 ? UInt64(1e9 / format.fps) : 33_333_333
-        var deadline = MonotonicClock.nanos()
+        var deadline = clock.nanos()
         while !shouldStop {
             if lock.withLock({ replacement != nil }) { return }
             switch source.pacing {
             case .fixedRate:
-                MonotonicClock.sleep(until: deadline)
-                let now = MonotonicClock.nanos()
+                clock.sleep(until: deadline)
+                let now = clock.nanos()
+                // Woken before the deadline (stop, switch): look at those first.
+                if now < deadline { continue }
                 deadline = now > deadline + interval ? now + interval : deadline + interval
             case .pipeline:
                 mailbox.waitUntilTaken(timeout: 1.0)
@@ -136,8 +143,8 @@ public final class CaptureLoop: @unchecked Sendable {
                 break
             }
             let captured = try source.nextImage()
-            let frame = Frame(seq: nextSeq, capturedAt: MonotonicClock.wallSeconds(),
-                              capturedNanos: MonotonicClock.nanos(), image: captured.image,
+            let frame = Frame(seq: nextSeq, capturedAt: clock.wallSeconds(),
+                              capturedNanos: clock.nanos(), image: captured.image,
                               groundTruth: captured.groundTruth)
             nextSeq += 1
             stats.frameCaptured()
@@ -148,12 +155,12 @@ public final class CaptureLoop: @unchecked Sendable {
     /// Sleeps in short steps so stop and switch requests are honoured quickly,
     /// counting the time left down in the status.
     private func waitForRetry(seconds: Double) {
-        let end = MonotonicClock.nanos() + UInt64(seconds * backoffScale * 1e9)
+        let end = clock.nanos() + UInt64(seconds * backoffScale * 1e9)
         while !shouldStop && lock.withLock({ replacement == nil }) {
-            let now = MonotonicClock.nanos()
+            let now = clock.nanos()
             if now >= end { return }
             lock.withLock { currentStatus.retryInSeconds = Double(end - now) / 1e9 / backoffScale }
-            MonotonicClock.sleep(until: min(end, now + 50_000_000))
+            clock.sleep(until: min(end, now + 50_000_000))
         }
     }
 }

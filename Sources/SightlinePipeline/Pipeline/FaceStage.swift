@@ -78,6 +78,8 @@ public final class FaceStage: PipelineStage {
 
     /// No detection under way or waiting (for tests).
     var detectionIdle: Bool { worker.isIdle }
+    /// A finished detection waits to be taken on the next frame (for tests).
+    var detectionResultWaiting: Bool { worker.hasResult }
 
     public func stop() { worker.stop() }
 

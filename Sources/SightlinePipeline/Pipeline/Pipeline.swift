@@ -37,13 +37,14 @@ public final class Pipeline: @unchecked Sendable {
     private let budgetSeconds: @Sendable () -> Double
     private let options: Options
     private let logger: Logger
+    private let clock: any SightlineClock
 
     private var averageProcessing = 0.0       // pipeline thread
     private let control = Mutex((started: false, stopRequested: false))
     private let finished = DispatchSemaphore(value: 0)
 
     public init(mailbox: FrameMailbox, stats: PipelineStats, stages: [PipelineStage], encoder: JPEGEncoder,
-                sinks: [FrameSink], options: Options = Options(), logger: Logger,
+                sinks: [FrameSink], options: Options = Options(), logger: Logger, clock: any SightlineClock = .real,
                 budgetSeconds: @escaping @Sendable () -> Double) {
         self.mailbox = mailbox
         self.stats = stats
@@ -52,6 +53,7 @@ public final class Pipeline: @unchecked Sendable {
         self.sinks = sinks
         self.options = options
         self.logger = logger
+        self.clock = clock
         self.budgetSeconds = budgetSeconds
         stageNames = stages.flatMap(\.names) + [StageName.encode.rawValue]
     }
@@ -64,7 +66,7 @@ public final class Pipeline: @unchecked Sendable {
         let thread = Thread { [self] in
             Thread.setOSName("sightline.pipeline")
             while !control.withLock({ $0.stopRequested }) {
-                let idleSince = MonotonicClock.nanos()
+                let idleSince = clock.nanos()
                 guard let frame = mailbox.take(timeout: 0.25) else { continue }
                 handle(frame, waitedBehindBusyPipeline: frame.capturedNanos < idleSince)
             }
@@ -89,13 +91,13 @@ public final class Pipeline: @unchecked Sendable {
     /// directly by tests).
     public func handle(_ frame: Frame, waitedBehindBusyPipeline: Bool = false) {
         if waitedBehindBusyPipeline {
-            let age = Double(MonotonicClock.nanos() &- frame.capturedNanos) / 1e9
+            let age = Double(clock.nanos() &- frame.capturedNanos) / 1e9
             if age + averageProcessing > options.maxAgeBudgets * budgetSeconds() {
                 stats.frameDropped(.late)
                 return
             }
         }
-        let start = MonotonicClock.nanos()
+        let start = clock.nanos()
         do {
             let processed = try process(frame)
             stats.frameProcessed()
@@ -104,7 +106,7 @@ public final class Pipeline: @unchecked Sendable {
             stats.frameDropped(.error)
             logger.error("frame failed", metadata: ["seq": "\(frame.seq)", "error": "\(error)"])
         }
-        let spent = Double(MonotonicClock.nanos() - start) / 1e9
+        let spent = Double(clock.nanos() - start) / 1e9
         averageProcessing = averageProcessing == 0 ? spent : averageProcessing * 0.9 + spent * 0.1
     }
 
@@ -116,11 +118,11 @@ public final class Pipeline: @unchecked Sendable {
             try stage.run(&context)
         }
         if options.debugDelaySeconds > 0 {
-            MonotonicClock.sleep(until: MonotonicClock.nanos() + UInt64(options.debugDelaySeconds * 1e9))
+            clock.sleep(until: clock.nanos() + UInt64(options.debugDelaySeconds * 1e9))
         }
-        let encodeStart = MonotonicClock.nanos()
+        let encodeStart = clock.nanos()
         let jpeg = try encoder.encode(frame.image)
-        context.stageSeconds[.encode] = Double(MonotonicClock.nanos() - encodeStart) / 1e9
+        context.stageSeconds[.encode] = Double(clock.nanos() - encodeStart) / 1e9
         for (name, seconds) in context.stageSeconds { stats.stage(name, seconds: seconds) }
         return ProcessedFrame(seq: frame.seq, capturedAt: frame.capturedAt, capturedNanos: frame.capturedNanos,
                               width: frame.image.width, height: frame.image.height, jpeg: jpeg,

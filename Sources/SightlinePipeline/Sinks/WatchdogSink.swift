@@ -22,16 +22,18 @@ public final class WatchdogSink: FrameSink {
     private let finished = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
     private let interval: Double?
+    private let clock: any SightlineClock
     /// A further condition for each ping (the stream server's service thread is responsive).
     private let alsoRequired = LockedCallback<Double, Bool>()
 
     /// `interval` nil: none asked for, the sink only counts.
-    public init(interval: Double? = ServiceManager.watchdogInterval) {
+    public init(interval: Double? = ServiceManager.watchdogInterval, clock: any SightlineClock = .real) {
         self.interval = interval
+        self.clock = clock
     }
 
     public func deliver(_ frame: ProcessedFrame) {
-        lastFrameNanos.store(MonotonicClock.nanos(), ordering: .relaxed)
+        lastFrameNanos.store(clock.nanos(), ordering: .relaxed)
         delivered.add(1, ordering: .relaxed)
     }
 
@@ -54,7 +56,7 @@ public final class WatchdogSink: FrameSink {
 
     /// Whether a frame came within the last `seconds`.
     public func framesFlowed(within seconds: Double) -> Bool {
-        MonotonicClock.happened(lastFrameNanos.load(ordering: .relaxed), within: seconds)
+        clock.happened(lastFrameNanos.load(ordering: .relaxed), within: seconds)
     }
 
     public func start() throws {
@@ -63,10 +65,10 @@ public final class WatchdogSink: FrameSink {
         let thread = Thread { [self] in
             Thread.setOSName("sightline.watchdog")
             let step = UInt64(interval / 2 * 1e9)
-            var next = MonotonicClock.nanos() + step
+            var next = clock.nanos() + step
             while !stopRequested.load(ordering: .relaxed) {
-                MonotonicClock.sleep(until: min(next, MonotonicClock.nanos() + 100_000_000))
-                guard MonotonicClock.nanos() >= next else { continue }
+                clock.sleep(until: min(next, clock.nanos() + 100_000_000))
+                guard clock.nanos() >= next else { continue }
                 next += step
                 if healthy(within: interval) { ServiceManager.watchdogPing() }
             }
@@ -78,6 +80,7 @@ public final class WatchdogSink: FrameSink {
 
     public func stop() {
         stopRequested.store(true, ordering: .relaxed)
+        clock.wakeSleepers()
         if started.load(ordering: .sequentiallyConsistent) { finished.wait() }
     }
 }

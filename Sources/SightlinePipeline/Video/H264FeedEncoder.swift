@@ -33,12 +33,15 @@ final class H264FeedEncoder: FrameConsumer {
     private let sourceFPS: @Sendable () -> Double
     private let wake: LockedCallback<Void, Void>
     private let logger: Logger
+    /// Times the forced keyframes' gap (tests drive a `ManualClock`).
+    private let clock: any SightlineClock
     /// Whether any encoder is open, for the pipeline thread (`H264Sink.deliver`).
     private let encoding: EncodingFlag
     private var lanes: [VideoRendition: Lane] = Dictionary(uniqueKeysWithValues: VideoRendition.allCases.map { ($0, Lane()) })
 
     init(feed: VideoFeed, stats: VideoStats, settings: VideoSettings, sourceFPS: @escaping @Sendable () -> Double,
-         wake: LockedCallback<Void, Void>, encoding: EncodingFlag, logger: Logger) {
+         wake: LockedCallback<Void, Void>, encoding: EncodingFlag, logger: Logger, clock: any SightlineClock = .real) {
+        self.clock = clock
         self.encoding = encoding
         self.feed = feed
         self.stats = stats
@@ -103,7 +106,7 @@ final class H264FeedEncoder: FrameConsumer {
                                            settings: rendition == .low ? settings.lowEncoder : settings.encoder)
             fresh = true
         }
-        let now = MonotonicClock.nanos()
+        let now = clock.nanos()
         let force = lane.keyframePending
             && Double(now &- lane.lastForcedNanos) >= settings.forcedKeyframeGapSeconds * 1e9
         let picture = size.width == image.width && size.height == image.height

@@ -89,6 +89,13 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         return pending == nil && !running
     }
 
+    /// Whether a finished detection (or a failure) waits to be taken (for tests).
+    package var hasResult: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return result != nil || failure != nil
+    }
+
     /// Drops the finished detection and any under way or waiting whose frame
     /// was taken before `capturedAt` (the picture was cut since).
     public func discardResults(before capturedAt: Double) {

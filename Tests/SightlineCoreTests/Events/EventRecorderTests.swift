@@ -29,12 +29,7 @@ import Testing
     }
 
     static func waitUntil(_ seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        return condition()
+        SightlineCoreTests.waitUntil(seconds: seconds, condition)
     }
 
     @Test func writesTheStreamsJPEGAndACropOfTheBox() throws {

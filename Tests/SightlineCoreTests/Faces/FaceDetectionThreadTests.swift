@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlinePipeline
+@testable import SightlineSupport
 
 /// Which detectors ran, in order (the detection thread writes, the test reads).
 final class CallLog: Sendable {
@@ -35,12 +36,7 @@ final class GatedDetector: FaceDetector, Sendable {
 
 /// Waits (bounded) until `condition` holds; for a thread to get somewhere, not for time to pass.
 private func eventually(_ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(10)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(1000)
-    }
-    return condition()
+    waitUntil(seconds: 10, condition)
 }
 
 @Suite("One face detection thread for every camera")

@@ -5,6 +5,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineSupport
 
 /// The publisher against a real Mosquitto broker on a free loopback port.
 /// Waits are generous and only bound how long a failure takes; nothing here

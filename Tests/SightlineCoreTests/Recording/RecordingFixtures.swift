@@ -75,11 +75,6 @@ final class RecordingFixtures {
     /// Waits (bounded) for `condition`, checking every 10 ms: the recorder's
     /// thread does its work when woken, and this is how long that may take.
     static func eventually(_ seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
+        waitUntil(seconds: seconds, condition)
     }
 }

@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineSupport
 
 /// AuthGuard on its own: which credential a request presents, what each
 /// access needs, and the per-address slow-down after wrong credentials

@@ -31,8 +31,7 @@ struct BackgroundPriorityTests {
         let worker = FaceDetectionWorker(detector: detector, limit: 1)
         let frame = ImageBuffer(width: 8, height: 8, channels: 3)
         #expect(worker.offer(frame, gray: nil, capturedAt: 1))
-        let deadline = Date().addingTimeInterval(10)
-        while detector.seen == nil, Date() < deadline { usleep(1000) }
+        _ = waitUntil { detector.seen != nil }
         worker.stop()
         #expect(BackgroundPriority.faceNiceness < BackgroundPriority.niceness)
         #expect(detector.seen == min(19, before + BackgroundPriority.faceNiceness))

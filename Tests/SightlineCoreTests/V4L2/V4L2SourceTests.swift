@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlinePipeline
+@testable import SightlineSupport
 
 /// V4L2Source against FakeV4L2Device: negotiation, the buffer cycle, pixel
 /// content, and the device going away and coming back.

@@ -26,18 +26,20 @@ struct H264FeedEncoderTests {
                               width: width, height: height, jpeg: Data([0xFF, 0xD8]), image: image, detections: [box])
     }
 
-    func makeEncoder(_ feed: VideoFeed, _ stats: VideoStats, settings: VideoSettings = VideoSettings())
-        -> (H264FeedEncoder, EncodingFlag) {
+    func makeEncoder(_ feed: VideoFeed, _ stats: VideoStats, settings: VideoSettings = VideoSettings(),
+                     clock: any SightlineClock = .real) -> (H264FeedEncoder, EncodingFlag) {
         let flag = EncodingFlag()
         return (H264FeedEncoder(feed: feed, stats: stats, settings: settings, sourceFPS: { 30 },
-                                wake: LockedCallback<Void, Void>(), encoding: flag, logger: Logger(label: "test")), flag)
+                                wake: LockedCallback<Void, Void>(), encoding: flag, logger: Logger(label: "test"),
+                                clock: clock), flag)
     }
 
     @Test("encodes nothing while nobody watches; for a viewer, a keyframe first and the frame's JSON and SEI with each unit")
     func encodesForViewers() throws {
         let feed = VideoFeed()
         let stats = VideoStats()
-        let (encoder, flag) = makeEncoder(feed, stats)
+        let clock = ManualClock()
+        let (encoder, flag) = makeEncoder(feed, stats, clock: clock)
         encoder.consume(frame(1))
         let idle = flag.value.load(ordering: .relaxed)
         #expect(feed.newest(.main) == nil && !idle)
@@ -64,9 +66,9 @@ struct H264FeedEncoderTests {
         let snapshot = stats.snapshot(feed: feed, webSocketClients: 1)
         #expect(snapshot.renditions[0].frames == 5 && snapshot.renditions[0].keyframes.requested == 1)
         #expect(snapshot.renditions[0].width == 64 && snapshot.renditions[0].encoding)
-        // A keyframe asked for (rate limit: at most one per 0.25 s; the first came just now, so wait it out).
+        // A keyframe asked for (rate limit: at most one per 0.25 s; the first came just now, so let 0.3 s of the clock pass).
         feed.requestKeyframe(.main)
-        Thread.sleep(forTimeInterval: 0.3)
+        clock.advance(by: 0.3)
         encoder.consume(frame(7))
         #expect(feed.newest(.main)?.isKeyframe == true)
         // The last viewer goes: the encoder is freed on the next frame and its units discarded.

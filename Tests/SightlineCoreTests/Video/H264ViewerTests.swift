@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineSupport
 
 /// The H.264 viewer's policy on a feed filled by hand, on a clock the test moves.
 @Suite("Video: H.264 viewer")
