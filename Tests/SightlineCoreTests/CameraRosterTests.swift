@@ -46,6 +46,11 @@ import Testing
         #expect(resolved.cameras[3].facesEnabled, "faces as at the top level when not given")
         #expect(resolved.roster == roster && resolved.notes.isEmpty)
 
+        // Adding a name the roster has (one left out at start) replaces it.
+        var again = roster
+        again.add(.init(name: "Garage", source: "demo?fps=5"), configSource: nil)
+        #expect(again.added.map(\.name) == ["porch", "Garage"] && again.added[1].source == "demo?fps=5")
+
         // Removing an added camera forgets it; removing a config camera remembers it.
         roster.remove("garage")
         #expect(roster.added.map(\.name) == ["porch"] && roster.removed == ["yard"])

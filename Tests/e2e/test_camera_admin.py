@@ -9,6 +9,7 @@ keeps switched sources; bad input gets a clear 4xx and changes nothing.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -241,3 +242,23 @@ def test_a_malformed_state_file_is_set_aside(sightline, tmp_path):
     # Changes are saved again from here.
     assert request(server, "POST", "/api/cameras", {"name": "porch", "source": "demo"})[0] == 201
     assert json.loads((data / "cameras.json").read_text())["added"] == [{"name": "porch", "source": "demo"}]
+
+
+def test_an_added_camera_that_cannot_be_made_at_start_is_left_out(sightline, tmp_path):
+    config = write_config(tmp_path / "cameras.yaml")
+    data = tmp_path / "data"
+    server = start(sightline, config, data)
+    assert request(server, "POST", "/api/cameras", {"name": "porch", "source": "demo"})[0] == 201
+    server.stop_checked()
+    # Its data directory is now a file: the camera cannot be made; the config's cameras start anyway.
+    shutil.rmtree(data / "cameras" / "porch")
+    (data / "cameras" / "porch").write_text("not a directory\n")
+    again = start(sightline, config, data)
+    assert names(again) == ["front", "yard"]
+    assert b"'porch' added at runtime cannot be made" in again.stderr_path.read_bytes(), again.stderr_tail()
+    assert [c["name"] for c in json.loads((data / "cameras.json").read_text())["added"]] == ["porch"]
+    # Removing it forgets it.
+    status, answer = request(again, "DELETE", "/api/cameras/porch")
+    assert status == 200 and answer == {"removed": "porch"}, answer
+    assert json.loads((data / "cameras.json").read_text())["added"] == []
+    assert request(again, "DELETE", "/api/cameras/porch")[0] == 404

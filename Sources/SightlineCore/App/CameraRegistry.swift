@@ -192,6 +192,14 @@ final class CameraRegistry: Sendable {
             guard !state.closed else { return Self.stopping }
             let now = entries.withLock { $0 }
             guard let index = now.firstIndex(where: { $0.unit.name == name }) else {
+                // Added at runtime, but left out at start (it could not be made): forgotten.
+                if state.roster.isAdded(name) {
+                    var roster = state.roster
+                    roster.remove(name)
+                    if let refusal = save(roster, action: "cannot save the removal") { return refusal }
+                    state.roster = roster
+                    return .json(["removed": name])
+                }
                 return .error(404, "no such camera", detail: "'\(name)' is not among GET /api/cameras")
             }
             guard index > 0 else {

@@ -65,8 +65,14 @@ public final class SightlineServer: Sendable {
         faceSharing = sharing
         var cameras: [CameraUnit] = []
         for own in cameraSettings {
-            cameras.append(try CameraUnit(settings: own, logger: logger, environment: environment,
-                                          tagLogs: cameraSettings.count > 1, sharing: sharing))
+            do {
+                cameras.append(try CameraUnit(settings: own, logger: logger, environment: environment,
+                                              tagLogs: cameraSettings.count > 1, sharing: sharing))
+            } catch where own.routeName.map(resolved.roster.isAdded) == true {
+                // A camera added at runtime that cannot be made now (its data directory, say) stays in
+                // cameras.json and out of this run; the config's cameras still start.
+                logger.error("camera '\(own.routeName ?? "")' added at runtime cannot be made; leaving it out: \(error)")
+            }
         }
         let tls = try Self.tlsFiles(settings: settings, logger: logger)
         let auth = AuthGuard(tokens: tokens, sessions: SessionStore(lifetime: settings.sessionMinutes * 60),

@@ -188,6 +188,8 @@ public struct CameraRoster: Codable, Sendable, Equatable {
             let name = removed.remove(at: index)
             sources[name] = entry.source == configSource ? nil : Switched(source: entry.source, configSource: configSource)
         } else {
+            // One that could not be made at the last start (still here) is replaced.
+            added.removeAll { Self.key($0.name) == Self.key(entry.name) }
             added.append(entry)
         }
     }
