@@ -176,8 +176,13 @@ final class CameraRegistry: Sendable {
             entries.withLock { $0.append(Entry(unit: unit, parts: routeParts(unit))) }
             publishRoutes()
             logger.notice("camera added", metadata: ["camera": "\(unit.name)", "source": "\(settings.source)"])
-            let listing = CamerasAPI(cameras: { [unit] }, sharing: sharing, isAdmin: { _ in true }).listing(admin: true)
-            return .json(listing.cameras[0], status: 201)
+            // Its entry as GET /api/cameras shows it now (its face share among every camera's).
+            let listing = CamerasAPI(cameras: { [weak self] in self?.units ?? [unit] }, sharing: sharing,
+                                     isAdmin: { _ in true }).listing(admin: true)
+            guard let summary = listing.cameras.first(where: { $0.name == unit.name }) else {
+                return .error(500, "camera not listed", detail: "'\(unit.name)' was added but is not listed")
+            }
+            return .json(summary, status: 201)
         }
     }
 
