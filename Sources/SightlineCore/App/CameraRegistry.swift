@@ -173,7 +173,8 @@ final class CameraRegistry: Sendable {
             }
             state.roster = roster
             server.addCamera(unit.feed)
-            entries.withLock { $0.append(Entry(unit: unit, parts: routeParts(unit))) }
+            let made = Entry(unit: unit, parts: routeParts(unit))
+            entries.withLock { $0.append(made) }
             publishRoutes()
             logger.notice("camera added", metadata: ["camera": "\(unit.name)", "source": "\(settings.source)"])
             // Its entry as GET /api/cameras shows it now (its face share among every camera's).
