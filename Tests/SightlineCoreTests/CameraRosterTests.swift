@@ -92,8 +92,9 @@ import Testing
         // Every config camera removed (the config changed its order since): its first is kept.
         var all = CameraRoster()
         for name in ["front", "yard", "attic"] { all.remove(name) }
+        all.add(.init(name: "porch", source: "demo"), configSource: nil)
         let kept = try all.resolve(top: try settings())
-        #expect(kept.cameras.map(\.routeName) == ["front"] && kept.roster.removed == ["yard", "attic"])
+        #expect(kept.cameras.map(\.routeName) == ["front", "porch"] && kept.roster.removed == ["yard", "attic"])
     }
 
     @Test("re-adding a removed config camera restores it with the config's settings and the given source")
@@ -115,9 +116,11 @@ import Testing
         top.dataDir = "/srv/sl"
         var roster = CameraRoster()
         roster.add(.init(name: "yard", source: "demo"), configSource: nil)
+        roster.switchSource(of: "porch", to: "demo?fps=5", configSource: top.source)
         let resolved = try roster.resolve(top: top)
         #expect(resolved.cameras.map(\.routeName) == ["porch", "yard"])
         #expect(resolved.cameras.map(\.dataDir) == ["/srv/sl", "/srv/sl/cameras/yard"])
+        #expect(resolved.cameras.map(\.source) == ["demo?fps=5", "demo"], "its switched source kept")
     }
 
     @Test("an added camera's name, event name and source are checked", arguments: [

@@ -18,7 +18,8 @@ import Glibc
 /// dropped, logged); a switched source holds only while the config still
 /// says what it said when the source was switched (once the config's source
 /// changes, the config's wins); removed names the config no longer has are
-/// forgotten. If nothing would be left, the config's first camera is kept.
+/// forgotten. The first camera is always one of the config's: if every one
+/// was removed (the config changed since), its first is kept.
 ///
 /// A pure value: the caller (`CameraRegistry`) serializes changes and saving.
 public struct CameraRoster: Codable, Sendable, Equatable {
@@ -169,11 +170,13 @@ public struct CameraRoster: Codable, Sendable, Equatable {
                 kept.added.append(entry)
             }
         }
-        if cameras.isEmpty, let first = configured.first {
+        // The first camera (the unprefixed routes') is always one of the config's.
+        if !cameras.contains(where: { configNames.contains(Self.key($0.routeName ?? $0.cameraName)) && !kept.isAdded($0.routeName ?? "") }),
+           let first = configured.first {
             let name = first.routeName ?? first.cameraName
             notes.append("every camera of the config was removed at runtime; keeping the first, '\(name)'")
             kept.removed.removeAll { Self.key($0) == Self.key(name) }
-            cameras.append(first)
+            cameras.insert(first, at: 0)
         }
         return Resolved(cameras: cameras, roster: kept, notes: notes)
     }
