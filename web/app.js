@@ -70,12 +70,14 @@ const facesPanel = new FacesPanel($('#faces'), {
 // names without the server's paths): load it again.
 let signedIn = null;
 let role = null;
+let camerasPanel = null; // made below; an admin gets its add and remove controls
 new AccessPanel($('#access'), {
   onChange(who) {
     const now = !!who?.signedIn;
     if (signedIn !== null && now !== signedIn) stream?.reconnectNow();
     const nowRole = who?.role ?? null;
     if (signedIn !== null && nowRole !== role) sourcesPanel.refresh();
+    if (nowRole !== role) camerasPanel?.refresh();
     signedIn = now;
     role = nowRole;
   },
@@ -92,7 +94,7 @@ function showCameraName(name) {
 }
 
 showCameraName(CURRENT_CAMERA);
-const camerasPanel = new CamerasPanel($('#cameras'), {
+camerasPanel = new CamerasPanel($('#cameras'), {
   chosen: CURRENT_CAMERA,
   onList(cameras) {
     if (!CURRENT_CAMERA) showCameraName(cameras.length > 1 ? cameras[0].name : null);

@@ -7,6 +7,11 @@
 // seen again. A tile links to ?camera=NAME, the page of that camera with all the
 // tools; the tile of the camera the page shows is marked.
 //
+// An admin (signed in as one) also gets a form to add a camera (POST /api/cameras
+// {name, source}) and a Remove button on every tile but the first's (DELETE
+// /api/cameras/NAME; the first camera serves the unprefixed routes and stays); the
+// card is shown to an admin even with one camera, for the form.
+//
 // Every tile's canvas says what it painted last in data attributes (seq, width
 // and height of the decoded picture, frames painted), for people's tools and the
 // browser tests.
@@ -14,7 +19,7 @@
 // Runs on the main thread. The pure helpers (cameraSummary, shownCameraName,
 // sameCameras) are unit-tested in Tests/web/camera.test.mjs.
 
-import { apiRequest, Notice } from './api.js';
+import { apiRequest, Notice, pathName } from './api.js';
 import { CAMERAS_PATH, cameraPageHref, pathForCamera } from './camera.js';
 import { Overlay } from './overlay.js';
 import { FrameStream, ConnectionState, sameHostWebSocketURL } from './stream.js';
@@ -61,7 +66,12 @@ export function sameCameras(a, b) {
 
 /** One camera's tile: its canvas, stream, overlay and text. */
 class CameraTile {
-  constructor(camera, { current }) {
+  /**
+   * @param {object} camera an entry of GET /api/cameras
+   * @param {{current: boolean, onRemove?: (name: string) => void}} options
+   *   onRemove: given (to an admin, for every camera but the first), a Remove button calls it
+   */
+  constructor(camera, { current, onRemove }) {
     this.name = camera.name;
     this.element = document.createElement('li');
     this.element.className = 'camera-tile';
@@ -89,6 +99,16 @@ class CameraTile {
     link.append(this.canvas, caption);
     link.title = `Open ${camera.name} with all the tools`;
     this.element.append(link);
+    if (onRemove) {
+      const remove = document.createElement('button');
+      remove.type = 'button';
+      remove.className = 'camera-remove';
+      remove.dataset.role = 'remove';
+      remove.textContent = 'Remove';
+      remove.title = `Remove ${camera.name} (its events and recordings stay on the server)`;
+      remove.addEventListener('click', () => onRemove(camera.name));
+      this.element.append(remove);
+    }
 
     this.overlay = new Overlay(this.canvas, { labels: false });
     this.painted = 0;
@@ -165,6 +185,14 @@ export class CamerasPanel {
     this.chosen = chosen;
     this.onList = onList;
     this.cameras = [];
+    this.admin = false; // whether the tiles were made for an admin (with Remove buttons)
+    this.form = root.querySelector('[data-role="add-form"]');
+    this.adminNotice = new Notice(root.querySelector('[data-role="admin-notice"]'));
+    this.form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      this.add(this.form.querySelector('[data-role="add-name"]').value.trim(),
+        this.form.querySelector('[data-role="add-source"]').value.trim());
+    });
     this.tiles = new Map(); // name -> CameraTile
     this.seen = new Set(); // names of the tiles in view
     this.timer = null;
@@ -203,24 +231,57 @@ export class CamerasPanel {
     }
   }
 
+  /** Admin: adds camera `name` with source `spec`, then reads the list again. */
+  async add(name, source) {
+    const button = this.form.querySelector('[data-role="add"]');
+    button.disabled = true;
+    try {
+      await apiRequest(CAMERAS_PATH, { method: 'POST', json: { name, source }, action: `Adding camera “${name}”` });
+      this.form.reset();
+      this.adminNotice.ok(`Added camera “${name}”.`);
+    } catch (error) {
+      this.adminNotice.error(error);
+    } finally {
+      button.disabled = false;
+    }
+    await this.refresh();
+  }
+
+  /** Admin: removes camera `name` (after asking), then reads the list again. */
+  async remove(name) {
+    if (!window.confirm(`Remove camera “${name}”? Its viewers are disconnected; its events and recordings stay on the server.`)) return;
+    try {
+      await apiRequest(`${CAMERAS_PATH}/${pathName(name)}`, { method: 'DELETE', action: `Removing camera “${name}”` });
+      this.adminNotice.ok(`Removed camera “${name}”.`);
+    } catch (error) {
+      this.adminNotice.error(error);
+    }
+    await this.refresh();
+  }
+
   #render(listed) {
     let cameras = listed;
+    const admin = document.body.dataset.role === 'admin';
     const unknown = this.chosen !== null && cameras.length > 0 && !cameras.some((c) => c.name === this.chosen);
     if (unknown) this.notice.error(`This server has no camera named “${this.chosen}”. Pick one:`);
     else this.notice.clear();
     const show = cameras.length > 1 || unknown;
-    this.root.hidden = !show;
+    // An admin sees the card with one camera too: for the form that adds another.
+    this.root.hidden = !show && !(admin && listed.length > 0);
+    this.form.hidden = !admin;
     const current = shownCameraName(cameras, this.chosen);
     if (!show) cameras = [];
-    if (!sameCameras(cameras, this.cameras)) {
+    if (!sameCameras(cameras, this.cameras) || admin !== this.admin) {
+      this.admin = admin;
       for (const tile of this.tiles.values()) {
         this.observer.unobserve(tile.element);
         tile.dispose();
       }
       this.tiles.clear();
       this.seen.clear();
-      for (const camera of cameras) {
-        const tile = new CameraTile(camera, { current: camera.name === current });
+      for (const [index, camera] of cameras.entries()) {
+        const onRemove = admin && index > 0 ? (name) => this.remove(name) : undefined;
+        const tile = new CameraTile(camera, { current: camera.name === current, onRemove });
         this.tiles.set(camera.name, tile);
         this.list.append(tile.element);
         this.observer.observe(tile.element);

@@ -59,6 +59,9 @@ def test_every_readme_curl_line_runs_as_printed(sightline, testdata, tmp_path):
     assert (work / "frame.jpg").read_bytes()[:3] == b"\xff\xd8\xff"
     assert (work / "clip.mjpg").read_bytes().count(b"--sightlineframe") >= 10
     assert (work / "logo-thumb.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The camera added at runtime streamed its own snapshot, and is gone again.
+    assert (work / "porch.jpg").read_bytes()[:3] == b"\xff\xd8\xff"
+    assert http_get(server.port, "/cam/porch/snapshot.jpg")[0] == 404
     clip = (work / "event.mp4").read_bytes()
     assert clip[4:8] == b"ftyp" and b"moof" in clip, clip[:64]
     assert (work / "event-head.bin").read_bytes() == clip[:100]

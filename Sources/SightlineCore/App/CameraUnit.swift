@@ -12,8 +12,9 @@ import SightlineHTTP
 /// per configured camera and shares among them the token store, the access
 /// guard and the libwebsockets server.
 ///
-/// Threads: made, started and stopped on the main thread; its parts run on
-/// their own threads and guard their own state.
+/// Threads: made, started and stopped on the main thread, or, for a camera
+/// added or removed at runtime, on the request worker (`CameraRegistry`, one
+/// change at a time); its parts run on their own threads and guard their own state.
 public final class CameraUnit: Sendable {
     /// Its name in routes: `/cam/NAME/...` and `/api/cameras/NAME/...`.
     public let name: String

@@ -56,7 +56,8 @@ struct CamerasAPI: Sendable {
         var faceDetection: FaceDetection
     }
 
-    let cameras: [CameraUnit]
+    /// The cameras now (they come and go at runtime: `CameraRegistry`).
+    let cameras: @Sendable () -> [CameraUnit]
     let sharing: FaceSharing
     let isAdmin: @Sendable (HTTPRequest) -> Bool
 
@@ -69,6 +70,7 @@ struct CamerasAPI: Sendable {
     }
 
     func listing(admin: Bool) -> Listing {
+        let cameras = cameras()
         let snapshots = cameras.map { $0.graph.stats.snapshot() }
         let total = zip(cameras, snapshots).reduce(0.0) { sum, pair in
             sum + (pair.0.graph.facesInfo == nil ? 0 : pair.1.facePassesPerSecond)

@@ -17,8 +17,9 @@ import SightlineHTTP
 public final class SightlineServer: Sendable {
     public let settings: ServeSettings
     public let tokens: TokenStore
-    /// Every camera, the first being that of the unprefixed routes.
-    public let cameras: [CameraUnit]
+    /// Every camera now (added and removed at runtime: `CameraRegistry`), the first being that of the unprefixed routes.
+    public var cameras: [CameraUnit] { registry.units }
+    private let registry: CameraRegistry
     private let server: StreamServer
     private let logger: Logger
     private let startedAt = MonotonicClock.nanos()
@@ -33,7 +34,6 @@ public final class SightlineServer: Sendable {
 
     public init(settings: ServeSettings, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         try settings.validate()
-        let cameraSettings = try settings.cameraSettings()
         self.settings = settings
         self.logger = logger
         do {
@@ -41,6 +41,19 @@ public final class SightlineServer: Sendable {
         } catch let error as StorageError {
             throw ConfigError.invalid("cannot make the data directory \(settings.dataDir): \(error)")
         }
+        // The config's cameras with what admins changed at runtime (<data-dir>/cameras.json) over them.
+        let (saved, warning) = CameraRoster.load(dataDir: settings.dataDir)
+        if let warning { logger.warning("\(warning)") }
+        let resolved = try saved.resolve(top: settings)
+        for note in resolved.notes { logger.warning("cameras: \(note)") }
+        if resolved.roster != saved {
+            do {
+                try resolved.roster.save(dataDir: settings.dataDir)
+            } catch {
+                logger.warning("cannot save \(CameraRoster.fileName): \(error)")
+            }
+        }
+        let cameraSettings = resolved.cameras
         let (tokens, generated) = try TokenStore.open(dataDir: settings.dataDir, environment: environment,
                                                       configured: settings.token, makeAdmin: true)
         self.tokens = tokens
@@ -56,24 +69,25 @@ public final class SightlineServer: Sendable {
         faceSharing = sharing
         var cameras: [CameraUnit] = []
         for own in cameraSettings {
-            cameras.append(try CameraUnit(settings: own, logger: logger, environment: environment,
-                                          tagLogs: cameraSettings.count > 1, sharing: sharing))
+            do {
+                cameras.append(try CameraUnit(settings: own, logger: logger, environment: environment,
+                                              tagLogs: cameraSettings.count > 1, sharing: sharing))
+            } catch where own.routeName.map(resolved.roster.isAdded) == true {
+                // A camera added at runtime that cannot be made now (its data directory, say) stays in
+                // cameras.json and out of this run; the config's cameras still start.
+                logger.error("camera '\(own.routeName ?? "")' added at runtime cannot be made; leaving it out: \(error)")
+            }
         }
-        self.cameras = cameras
         let tls = try Self.tlsFiles(settings: settings, logger: logger)
-        let server = Self.makeServer(settings: settings, cameras: cameras, sharing: sharing, tokens: tokens, tls: tls,
-                                     startedAt: startedAt, logger: logger)
+        let auth = AuthGuard(tokens: tokens, sessions: SessionStore(lifetime: settings.sessionMinutes * 60),
+                             policy: AccessPolicy(settings: settings))
+        let server = Self.makeServer(settings: settings, cameras: cameras, auth: auth, tls: tls, logger: logger)
         self.server = server
+        // Hands the server its route table (the cameras' and the admin routes) before it starts.
+        registry = try CameraRegistry(top: settings, units: cameras, roster: resolved.roster, server: server, auth: auth,
+                                      staticFiles: StaticFiles(root: ResourceLocator.locate(settings.webRoot)),
+                                      sharing: sharing, startedAt: startedAt, logger: logger, environment: environment)
         for camera in cameras { camera.connect(to: server) }
-    }
-
-    /// Naming from face events uses a second detector of the same kind, made on first use.
-    private static func eventNamer(_ events: EventServices?, _ camera: CameraGraph, _ settings: ServeSettings,
-                                   _ logger: Logger) -> EventNamer? {
-        guard let events, let faces = camera.faceService else { return nil }
-        return EventNamer(store: events.store, faces: faces) {
-            try FaceDetectorFactory.make(modelPath: settings.faceModel, logger: logger)
-        }
     }
 
     public var port: Int { server.boundPort }
@@ -81,6 +95,7 @@ public final class SightlineServer: Sendable {
 
     public func start() throws {
         try server.start()
+        let cameras = cameras
         for camera in cameras { try camera.start(waking: server) }
         let sources = cameras.map { cameras.count > 1 ? "\($0.name)=\($0.settings.source)" : $0.settings.source }
             .joined(separator: " ")
@@ -91,6 +106,7 @@ public final class SightlineServer: Sendable {
 
     public func stop() {
         ServiceManager.stopping()
+        registry.close()
         for camera in cameras { camera.stop() }
         faceSharing.stop()
         server.stop()
@@ -164,52 +180,18 @@ public final class SightlineServer: Sendable {
         server.reloadCertificate()
     }
 
-    private static func makeServer(settings: ServeSettings, cameras: [CameraUnit], sharing: FaceSharing, tokens: TokenStore,
-                                   tls: TLSFiles?,
-                                   startedAt: UInt64, logger: Logger) -> StreamServer {
-        let auth = AuthGuard(tokens: tokens, sessions: SessionStore(lifetime: settings.sessionMinutes * 60),
-                             policy: AccessPolicy(settings: settings))
-        let staticFiles = StaticFiles(root: ResourceLocator.locate(settings.webRoot))
-        let parts = cameras.map { unit in
-            (name: unit.name, parts: routeParts(unit, auth: auth, staticFiles: staticFiles, startedAt: startedAt, logger: logger))
-        }
-        let list = CamerasAPI(cameras: cameras, sharing: sharing, isAdmin: { request in Routes.isAdmin(auth, request) })
-        let router = Routes.router(cameras: parts, extra: list.routes)
+    /// The libwebsockets server streaming `cameras`; its route table comes from the `CameraRegistry`.
+    private static func makeServer(settings: ServeSettings, cameras: [CameraUnit], auth: AuthGuard, tls: TLSFiles?,
+                                   logger: Logger) -> StreamServer {
         var options = StreamServer.Options()
         options.host = settings.host
         options.port = settings.port
         options.tls = tls
         options.videoMaxLagSeconds = settings.video.maxLagSeconds
         options.videoLowAvailable = settings.video.lowEnabled
-        return StreamServer(options: options, cameras: cameras.map(\.feed), logger: logger, router: router, access: auth)
-    }
-
-    /// One camera's routes' parts: what its handlers read and change.
-    private static func routeParts(_ unit: CameraUnit, auth: AuthGuard, staticFiles: StaticFiles, startedAt: UInt64,
-                                   logger: Logger) -> Routes.Parts {
-        let camera = unit.graph
-        let settings = unit.settings
-        let capture = camera.capture
-        let parts = unit.parts
-        let stream = unit.stream
-        let events = unit.events
-        let recordings = unit.recorder.map { RecordingAPI(recorder: $0) }
-        let templates = TemplateAPI(library: camera.templates, store: camera.templateStore,
-                                    uploadedNames: camera.uploadedTemplateNames,
-                                    defaultThreshold: settings.templateThreshold,
-                                    frameSize: { capture.status.format.map { ($0.width, $0.height) } },
-                                    storageFailures: StorageFailureReporter(stats: camera.stats, logger: logger))
-        let sources = SourcesAPI(configured: settings.offeredSources, current: { capture.status.spec },
-                                 switchTo: { spec in try camera.switchSource(to: spec) },
-                                 isAdmin: { request in Routes.isAdmin(auth, request) })
-        let eventAPI = events?.api(namer: eventNamer(events, camera, settings, logger), recordings: recordings)
-        return Routes.Parts(
-            state: { state(camera: camera, startedAt: startedAt, parts: parts) },
-            metrics: { metrics(camera: unit, startedAt: startedAt) },
-            latestFrame: { stream.slot.latest },
-            staticFiles: staticFiles,
-            templates: templates, sources: sources, faces: camera.faceService.map { FaceAPI(service: $0) },
-            auth: auth,
-            live: { capture.status.state == .live }, events: eventAPI, recordings: recordings)
+        // Until the registry hands it the real table (before `start`): nothing but 503.
+        let placeholder = Router(routes: [], authorize: { _, _ in nil },
+                                 fallback: { _ in .error(503, "starting", detail: "the server is starting") })
+        return StreamServer(options: options, cameras: cameras.map(\.feed), logger: logger, router: placeholder, access: auth)
     }
 }

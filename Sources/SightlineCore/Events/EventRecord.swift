@@ -1,6 +1,7 @@
 import Foundation
 import SightlineVision
 import SightlinePipeline
+import SightlineSupport
 
 /// One event: the life of one tracked thing (a face track, or a template's
 /// appearance from the frame it was found until it had been absent for a

@@ -32,7 +32,7 @@ final class CallbackDispatch {
 
     /// `cameras`: the first is `/ws`'s; the server's own figures (refused connections) count in its stats.
     init(options: StreamServer.Options, loop: ServiceLoop, inbox: ServiceInbox, cameras: CameraFeeds,
-         router: Router, worker: RequestWorker, access: AuthGuard?, logger: Logger) {
+         routes: RouteTable, worker: RequestWorker, access: AuthGuard?, logger: Logger) {
         let stats = cameras.first.stats
         self.cameras = cameras
         self.loop = loop
@@ -42,7 +42,7 @@ final class CallbackDispatch {
                                         maxUnfinished: options.maxUnfinished, stats: stats)
         fanOut = FrameFanOut(table: table, cameras: cameras, options: options, sessions: access?.sessions, logger: logger)
         writer = ResponseWriter(chunkBytes: options.chunkBytes, fanOut: fanOut)
-        reader = RequestReader(options: options, table: table, writer: writer, admission: admission, router: router,
+        reader = RequestReader(options: options, table: table, writer: writer, admission: admission, routes: routes,
                                worker: worker, inbox: inbox, access: access, stats: stats, logger: logger,
                                h264Available: cameras.first.video != nil, cameras: cameras)
         certificates = options.tls.map { CertificateReload(tls: $0, logger: logger) }
@@ -117,6 +117,7 @@ final class CallbackDispatch {
         if mail.reloadCertificate, let certificates, let context = lws_get_context(wsi) { certificates.reload(context) }
         reader.deliver(mail.answers)
         if let notice = mail.revocation { fanOut.endRevokedStreams(notice) }
+        if !mail.removedCameras.isEmpty { fanOut.endStreams(of: mail.removedCameras) }
         fanOut.wakeStreamingClients()
     }
 
@@ -124,7 +125,7 @@ final class CallbackDispatch {
     /// wait for it, the next MJPEG part, or the next piece of a body.
     private func httpWriteable(_ wsi: OpaquePointer) -> Int32 {
         guard let connection = table[wsi] else { return 0 }
-        if connection.revoked { return -1 }
+        if connection.revoked || connection.cameraRemoved { return -1 }
         if let answer = connection.pendingAnswer {
             connection.pendingAnswer = nil
             return writer.respond(wsi, connection, answer)

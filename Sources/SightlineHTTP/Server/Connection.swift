@@ -40,6 +40,8 @@ final class Connection {
     /// checked against the token store (`MonotonicClock.nanos`; see `RevocationNotice`).
     var credentialCheckedNanos: UInt64 = 0
     var revoked = false
+    /// Its camera was removed at runtime: the stream ends on its next writeable callback.
+    var cameraRemoved = false
     /// The HTTP response body being written, and how far.
     var responseBody = Data()
     var responseOffset = 0

@@ -71,6 +71,16 @@ final class FrameFanOut {
         }
     }
 
+    /// Service thread: cameras were removed at runtime: their streams end, each
+    /// on its next writeable callback (WebSockets with 1001, going away).
+    func endStreams(of removed: [CameraFeed]) {
+        for (wsi, connection) in table.all where connection.role != .http && !connection.cameraRemoved {
+            guard let camera = connection.camera, removed.contains(where: { $0.frames === camera.frames }) else { continue }
+            connection.cameraRemoved = true
+            lws_callback_on_writable(wsi)
+        }
+    }
+
     /// Service thread.
     private func markSent(_ frame: EncodedFrame, to connection: Connection) {
         connection.lastFrameIndex = frame.index
@@ -90,6 +100,12 @@ final class FrameFanOut {
         connection.accountedThrough = camera.frames.latest.map { $0.index - 1 } ?? 0
         table.add(connection, for: wsi)
         camera.stats.clients(.webSocket, change: 1)
+        // Removed between the upgrade's check and now: it ends at once.
+        if !cameras.contains(camera) {
+            connection.cameraRemoved = true
+            lws_callback_on_writable(wsi)
+            return
+        }
         if case .h264(let pinned)? = upgrade?.format, let video = camera.video {
             startVideo(wsi, connection, pinned: pinned, feed: video)
         } else if camera.frames.latest != nil {
@@ -103,6 +119,11 @@ final class FrameFanOut {
         if table[wsi]?.revoked == true {
             var reason = Array("the credential of this stream was revoked".utf8)
             lws_close_reason(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, &reason, reason.count)
+            return -1
+        }
+        if table[wsi]?.cameraRemoved == true {
+            var reason = Array("this camera was removed".utf8)
+            lws_close_reason(wsi, LWS_CLOSE_STATUS_GOINGAWAY, &reason, reason.count)
             return -1
         }
         if let viewer = table[wsi]?.video, let video = table[wsi]?.camera?.video { return sendVideo(wsi, viewer, feed: video) }
@@ -222,9 +243,12 @@ final class FrameFanOut {
     /// Service thread: an MJPEG answer's head is out; the connection is a
     /// stream from now on, under the credential its request presented.
     func startMJPEG(_ wsi: OpaquePointer, _ connection: Connection) {
-        let camera = cameras.feed(forPath: connection.requestPath)?.feed ?? cameras.first
+        // nil: a camera removed since its route answered; the stream ends at once.
+        let found = cameras.feed(forPath: connection.requestPath)?.feed
+        let camera = found ?? cameras.first
         connection.role = .mjpeg
         connection.camera = camera
+        connection.cameraRemoved = found == nil
         connection.credential = connection.streamCredential
         connection.accountedThrough = camera.frames.latest.map { $0.index - 1 } ?? 0
         camera.stats.clients(.mjpeg, change: 1)

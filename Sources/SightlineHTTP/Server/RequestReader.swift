@@ -21,7 +21,9 @@ final class RequestReader {
     private let table: ConnectionTable
     private let writer: ResponseWriter
     private let admission: ConnectionAdmission
-    private let router: Router
+    /// The route table now (replaced when cameras come or go).
+    private let routes: RouteTable
+    private var router: Router { routes.current }
     private let worker: RequestWorker
     private let inbox: ServiceInbox
     /// Host, Origin and credential checks that come before routing (nil: none).
@@ -36,13 +38,13 @@ final class RequestReader {
     var boundPort = 0
 
     init(options: StreamServer.Options, table: ConnectionTable, writer: ResponseWriter, admission: ConnectionAdmission,
-         router: Router, worker: RequestWorker, inbox: ServiceInbox, access: AuthGuard?, stats: PipelineStats,
+         routes: RouteTable, worker: RequestWorker, inbox: ServiceInbox, access: AuthGuard?, stats: PipelineStats,
          logger: Logger, h264Available: Bool, cameras: CameraFeeds) {
         self.options = options
         self.table = table
         self.writer = writer
         self.admission = admission
-        self.router = router
+        self.routes = routes
         self.worker = worker
         self.inbox = inbox
         self.access = access

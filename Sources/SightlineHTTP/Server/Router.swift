@@ -1,5 +1,6 @@
 import Foundation
 import SightlinePipeline
+import Synchronization
 
 /// Who may call a route.
 public enum Access: Sendable, Equatable {
@@ -184,5 +185,26 @@ public struct Router: Sendable {
         case .respond(let response): return response
         case .work(let matched, let handler): return handler(matched)
         }
+    }
+}
+
+/// The route table in use, which the server's owner may replace while it
+/// serves (cameras added or removed at runtime): each request is decided by
+/// the table as it is when its headers (and again its body) are in.
+///
+/// Threads: read on the service thread, replaced from any thread; the table is in a `Mutex`.
+public final class RouteTable: Sendable {
+    private let table: Mutex<Router>
+
+    public init(_ router: Router) {
+        table = Mutex(router)
+    }
+
+    /// The table now (a copy: its routes are an array of values).
+    public var current: Router { table.withLock { $0 } }
+
+    /// Any thread: requests decided from now on use `router`.
+    public func replace(with router: Router) {
+        table.withLock { $0 = router }
     }
 }

@@ -86,7 +86,7 @@ public final class StreamServer: Sendable {
     /// Every camera it streams, the first on `/ws` and `/stream.mjpg`.
     private let cameras: CameraFeeds
     private var stats: PipelineStats { cameras.first.stats }
-    private let router: Router
+    private let routes: RouteTable
     private let worker: RequestWorker
     /// Host, Origin and credential checks that come before routing (nil: none).
     private let access: AuthGuard?
@@ -121,7 +121,7 @@ public final class StreamServer: Sendable {
         self.options = options
         self.cameras = CameraFeeds(all: cameras)
         self.logger = logger
-        self.router = router
+        routes = RouteTable(router)
         self.worker = worker
         let loop = ServiceLoop(logger: logger, clock: options.clock)
         let inbox = ServiceInbox(waking: loop)
@@ -145,7 +145,7 @@ public final class StreamServer: Sendable {
     /// Throws when the port cannot be bound.
     public func start() throws {
         let dispatch = CallbackDispatch(options: options, loop: loop, inbox: inbox, cameras: cameras,
-                                        router: router, worker: worker, access: access, logger: logger)
+                                        routes: routes, worker: worker, access: access, logger: logger)
         let bound = try loop.start(options, dispatch: dispatch)
         port.store(bound, ordering: .releasing)
         worker.start()
@@ -157,6 +157,28 @@ public final class StreamServer: Sendable {
     /// a loop stops the watchdog's pings as a stalled source does.
     public func serviceResponsive(within seconds: Double) -> Bool {
         loop.responsive(within: seconds)
+    }
+
+    /// Any thread: requests decided from now on use `router` (cameras added or removed).
+    public func replaceRoutes(with router: Router) {
+        routes.replace(with: router)
+    }
+
+    /// Any thread: streams `feed` on `/cam/NAME/` from now on; false when a
+    /// camera of that name (ignoring case) is streamed.
+    @discardableResult
+    public func addCamera(_ feed: CameraFeed) -> Bool {
+        cameras.add(feed)
+    }
+
+    /// Any thread: `/cam/NAME/` streams nothing from now on, and the service
+    /// thread closes its viewers at its next wake-up (at once). The first camera
+    /// stays: false for it, and for a name not streamed.
+    @discardableResult
+    public func removeCamera(named name: String) -> Bool {
+        guard let feed = cameras.remove(named: name) else { return false }
+        inbox.post(removed: feed)
+        return true
     }
 
     /// Any thread: a new frame is ready.

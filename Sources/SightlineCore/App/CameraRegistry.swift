@@ -1,0 +1,317 @@
+import Foundation
+import Logging
+import Synchronization
+import SightlineHTTP
+import SightlinePipeline
+import SightlineVision
+import SightlineSupport
+
+/// The server's cameras while it runs: the config's, less those removed at
+/// runtime, plus those added (`CameraRoster`, `<data-dir>/cameras.json`).
+/// Adds a camera (`POST /api/cameras`), removes one (`DELETE
+/// /api/cameras/NAME`) and switches a camera's source (`POST
+/// /api/cameras/NAME/source`), each saved before it takes effect; and keeps
+/// the stream server's route table and camera feeds in step.
+///
+/// Threads: changes run on the request worker (the admin routes are
+/// `.worker`), one at a time under `changes`, which is held while a camera is
+/// made, started or stopped (seconds) and taken by nothing else; the
+/// libwebsockets service thread only reads `entries` (its own short lock)
+/// and the route table the server holds. The first camera is never removed.
+final class CameraRegistry: Sendable {
+    /// A camera and what its routes read.
+    struct Entry: Sendable {
+        let unit: CameraUnit
+        let parts: Routes.Parts
+    }
+
+    private struct Changes {
+        var roster: CameraRoster
+        /// The server is stopping: no more changes.
+        var closed = false
+    }
+
+    private let entries = Mutex<[Entry]>([])
+    private let changes: Mutex<Changes>
+    /// The server's settings (config and flags): added cameras' are these with their own over them.
+    private let top: ServeSettings
+    /// The config's cameras' sources, by name (the roster keeps a switched one with the config's).
+    private let configured: [ServeSettings]
+    private let server: StreamServer
+    private let auth: AuthGuard
+    private let staticFiles: StaticFiles
+    private let sharing: FaceSharing
+    private let startedAt: UInt64
+    private let logger: Logger
+    private let environment: [String: String]
+
+    /// `units`: made from `roster.resolve(top:)`, not started; `roster`: the resolved roster (saved).
+    init(top: ServeSettings, units: [CameraUnit], roster: CameraRoster, server: StreamServer, auth: AuthGuard,
+         staticFiles: StaticFiles, sharing: FaceSharing, startedAt: UInt64, logger: Logger,
+         environment: [String: String]) throws {
+        self.top = top
+        configured = try top.cameraSettings()
+        changes = Mutex(Changes(roster: roster))
+        self.server = server
+        self.auth = auth
+        self.staticFiles = staticFiles
+        self.sharing = sharing
+        self.startedAt = startedAt
+        self.logger = logger
+        self.environment = environment
+        let made = units.map { Entry(unit: $0, parts: routeParts($0)) }
+        entries.withLock { $0 = made }
+        publishRoutes()
+    }
+
+    /// Every camera now, the first (the unprefixed routes') first.
+    var units: [CameraUnit] { entries.withLock { $0.map(\.unit) } }
+
+    /// Main thread, at stop: waits for a change under way; none after this.
+    func close() {
+        changes.withLock { $0.closed = true }
+    }
+
+    // MARK: - Routes
+
+    /// The route table for the cameras now, handed to the server.
+    /// Called in `init` and under `changes`, so tables are published in order.
+    private func publishRoutes() {
+        let now = entries.withLock { $0 }
+        let listing = CamerasAPI(cameras: { [weak self] in self?.units ?? [] }, sharing: sharing,
+                                 isAdmin: { [auth] request in Routes.isAdmin(auth, request) })
+        let router = Routes.router(cameras: now.map { (name: $0.unit.name, parts: $0.parts) },
+                                   extra: listing.routes + adminRoutes)
+        server.replaceRoutes(with: router)
+    }
+
+    private var adminRoutes: [Route] {
+        [
+            Route(.post, "/api/cameras", access: .admin, .worker) { [weak self] request in
+                self?.add(request.body) ?? Self.stopping
+            },
+            Route(.delete, "/api/cameras/{name}", access: .admin, .worker) { [weak self] request in
+                self?.remove(request.parameters["name"] ?? "") ?? Self.stopping
+            },
+        ]
+    }
+
+    private static let stopping = HTTPResponse.error(503, "stopping", detail: "the server is stopping")
+
+    // MARK: - Adding
+
+    private struct AddBody: Decodable {
+        var name: String
+        var source: String
+        var camera: String?
+        var faces: Bool?
+        static let keys: Set<String> = ["name", "source", "camera", "faces"]
+    }
+
+    /// Request worker: `POST /api/cameras`.
+    func add(_ body: Data) -> HTTPResponse {
+        let usage = "send {\"name\": \"yard\", \"source\": \"file:/path/video.mp4\"} (optional: \"camera\", its name "
+            + "in events and MQTT; \"faces\": true or false)"
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else {
+            return .error(400, "bad body", detail: "not a JSON object; " + usage)
+        }
+        let unknown = Set(object.keys).subtracting(AddBody.keys)
+        guard unknown.isEmpty else {
+            return .error(400, "bad body", detail: "unknown key(s) \(unknown.sorted().joined(separator: ", ")); " + usage)
+        }
+        guard let request = try? JSONDecoder().decode(AddBody.self, from: body) else {
+            return .error(400, "bad body", detail: "name and source must be strings, camera a string, faces true or false; " + usage)
+        }
+        guard ServeSettings.isValidCameraName(request.name) else {
+            return .error(400, "invalid name", detail: "camera names are 1-64 letters, digits, '-' or '_', got '\(request.name)'")
+        }
+        do {
+            _ = try SourceSpec.parse(request.source)
+        } catch {
+            return .error(400, "bad source", detail: "\(error)")
+        }
+        return changes.withLock { state -> HTTPResponse in
+            guard !state.closed else { return Self.stopping }
+            if let existing = units.first(where: { CameraRoster.key($0.name) == CameraRoster.key(request.name) }) {
+                return .error(409, "camera exists", detail: "a camera named '\(existing.name)' exists (names are compared ignoring case)")
+            }
+            // A config camera removed before comes back with the config's settings and this source.
+            let fromConfig = configured.first { CameraRoster.key($0.routeName ?? "") == CameraRoster.key(request.name) }
+            if fromConfig != nil && (request.camera != nil || request.faces != nil) {
+                return .error(400, "camera is in the config", detail: "'\(request.name)' is a camera of the config file, "
+                              + "whose settings come from there: send only its name and source")
+            }
+            let entry = CameraRoster.Added(name: fromConfig?.routeName ?? request.name, source: request.source,
+                                           camera: request.camera, faces: request.faces)
+            let settings: ServeSettings
+            do {
+                if var own = fromConfig {
+                    own.source = request.source
+                    settings = own
+                } else {
+                    settings = try top.addedCameraSettings(entry)
+                }
+            } catch {
+                return .error(400, "bad camera", detail: "\(error)")
+            }
+            let unit: CameraUnit
+            do {
+                unit = try CameraUnit(settings: settings, logger: logger, environment: environment, tagLogs: true,
+                                      sharing: sharing)
+            } catch {
+                return .error(422, "cannot make the camera", detail: "\(error)")
+            }
+            var roster = state.roster
+            roster.add(entry, configSource: fromConfig?.source)
+            if let refusal = save(roster, action: "cannot save the camera") {
+                unit.stop()
+                return refusal
+            }
+            unit.connect(to: server)
+            do {
+                try unit.start(waking: server)
+            } catch {
+                unit.stop()
+                _ = save(state.roster, action: "cannot restore the cameras' file")
+                return .error(422, "cannot start the camera", detail: "\(error)")
+            }
+            state.roster = roster
+            server.addCamera(unit.feed)
+            let made = Entry(unit: unit, parts: routeParts(unit))
+            entries.withLock { $0.append(made) }
+            publishRoutes()
+            logger.notice("camera added", metadata: ["camera": "\(unit.name)", "source": "\(settings.source)"])
+            // Its entry as GET /api/cameras shows it now (its face share among every camera's).
+            let listing = CamerasAPI(cameras: { [weak self] in self?.units ?? [unit] }, sharing: sharing,
+                                     isAdmin: { _ in true }).listing(admin: true)
+            guard let summary = listing.cameras.first(where: { $0.name == unit.name }) else {
+                return .error(500, "camera not listed", detail: "'\(unit.name)' was added but is not listed")
+            }
+            return .json(summary, status: 201)
+        }
+    }
+
+    // MARK: - Removing
+
+    /// Request worker: `DELETE /api/cameras/NAME`: saved, then out of the
+    /// routes and feeds (its viewers closed), then stopped (capture, pipeline,
+    /// face lane, sinks with events, clips and MQTT, recording). Its data
+    /// directory stays.
+    func remove(_ name: String) -> HTTPResponse {
+        changes.withLock { state -> HTTPResponse in
+            guard !state.closed else { return Self.stopping }
+            let now = entries.withLock { $0 }
+            guard let index = now.firstIndex(where: { $0.unit.name == name }) else {
+                // Added at runtime, but left out at start (it could not be made): forgotten.
+                if state.roster.isAdded(name) {
+                    var roster = state.roster
+                    roster.remove(name)
+                    if let refusal = save(roster, action: "cannot save the removal") { return refusal }
+                    state.roster = roster
+                    return .json(["removed": name])
+                }
+                return .error(404, "no such camera", detail: "'\(name)' is not among GET /api/cameras")
+            }
+            guard index > 0 else {
+                return .error(409, "the first camera stays", detail: "'\(name)' serves the unprefixed routes (/ws, /api/state, ...) "
+                              + "and cannot be removed at runtime; remove it from the config file, or put another camera first there")
+            }
+            var roster = state.roster
+            roster.remove(name)
+            if let refusal = save(roster, action: "cannot save the removal") { return refusal }
+            state.roster = roster
+            let unit = now[index].unit
+            entries.withLock { $0.removeAll { $0.unit === unit } }
+            publishRoutes()
+            server.removeCamera(named: name)
+            unit.stop()
+            logger.notice("camera removed (its data directory is kept)", metadata: ["camera": "\(name)"])
+            return .json(["removed": name])
+        }
+    }
+
+    // MARK: - Switching a source
+
+    /// Request worker (`SourcesAPI`): camera `name`'s source to `spec`, saved
+    /// first; when the source cannot be made the saved roster goes back.
+    func switchSource(of name: String, to spec: String) throws {
+        try changes.withLock { state in
+            guard let unit = units.first(where: { $0.name == name }) else {
+                throw ConfigError.invalid("camera '\(name)' was removed")
+            }
+            var roster = state.roster
+            let configSource = roster.isAdded(name) ? nil : configured.first { $0.routeName == name }?.source
+            roster.switchSource(of: name, to: spec, configSource: configSource)
+            do {
+                try roster.save(dataDir: top.dataDir)
+            } catch let error as StorageError {
+                throw ConfigError.invalid(error.message("cannot save the new source"))
+            }
+            do {
+                try unit.graph.switchSource(to: spec)
+            } catch {
+                _ = save(state.roster, action: "cannot restore the cameras' file")
+                throw error
+            }
+            state.roster = roster
+        }
+    }
+
+    /// Writes `roster`; nil when it is saved, else the answer (507 for a full disk, 500 otherwise).
+    private func save(_ roster: CameraRoster, action: String) -> HTTPResponse? {
+        do {
+            try roster.save(dataDir: top.dataDir)
+            return nil
+        } catch let error as StorageError {
+            logger.error("\(action): \(error)")
+            return .error(error.httpStatus, action, detail: "\(error); \(error.reason.hint)")
+        } catch {
+            logger.error("\(action): \(error)")
+            return .error(500, action, detail: "\(error)")
+        }
+    }
+
+    // MARK: - One camera's routes
+
+    /// Naming from face events uses a second detector of the same kind, made on first use.
+    private static func eventNamer(_ events: EventServices?, _ camera: CameraGraph, _ settings: ServeSettings,
+                                   _ logger: Logger) -> EventNamer? {
+        guard let events, let faces = camera.faceService else { return nil }
+        return EventNamer(store: events.store, faces: faces) {
+            try FaceDetectorFactory.make(modelPath: settings.faceModel, logger: logger)
+        }
+    }
+
+    /// One camera's routes' parts: what its handlers read and change.
+    private func routeParts(_ unit: CameraUnit) -> Routes.Parts {
+        let camera = unit.graph
+        let settings = unit.settings
+        let capture = camera.capture
+        let parts = unit.parts
+        let stream = unit.stream
+        let events = unit.events
+        let startedAt = startedAt
+        let name = unit.name
+        let recordings = unit.recorder.map { RecordingAPI(recorder: $0) }
+        let templates = TemplateAPI(library: camera.templates, store: camera.templateStore,
+                                    uploadedNames: camera.uploadedTemplateNames,
+                                    defaultThreshold: settings.templateThreshold,
+                                    frameSize: { capture.status.format.map { ($0.width, $0.height) } },
+                                    storageFailures: StorageFailureReporter(stats: camera.stats, logger: logger))
+        let sources = SourcesAPI(configured: settings.offeredSources, current: { capture.status.spec },
+                                 switchTo: { [weak self] spec in
+                                     guard let self else { throw ConfigError.invalid("the server is stopping") }
+                                     try self.switchSource(of: name, to: spec)
+                                 },
+                                 isAdmin: { [auth] request in Routes.isAdmin(auth, request) })
+        let eventAPI = events?.api(namer: Self.eventNamer(events, camera, settings, logger), recordings: recordings)
+        return Routes.Parts(
+            state: { SightlineServer.state(camera: camera, startedAt: startedAt, parts: parts) },
+            metrics: { SightlineServer.metrics(camera: unit, startedAt: startedAt) },
+            latestFrame: { stream.slot.latest },
+            staticFiles: staticFiles,
+            templates: templates, sources: sources, faces: camera.faceService.map { FaceAPI(service: $0) },
+            auth: auth,
+            live: { capture.status.state == .live }, events: eventAPI, recordings: recordings)
+    }
+}
