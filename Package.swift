@@ -82,9 +82,10 @@ let package = Package(
         // support everything uses (clock, threads, files); vision (images,
         // template matching, faces) on top of it; the pipeline (capture,
         // stages, sinks, H.264, stats) on top of those; the HTTP/WebSocket
-        // server (with auth and TLS) on top of the pipeline; and the core
-        // (events, clips, MQTT, relays, config, the cameras' assembly and
-        // their API) on top of all four.
+        // server (with auth and TLS) on top of the pipeline; events, their
+        // clips, recordings and MQTT on top of the server (their APIs are
+        // routes); and the core (relays, templates' API, the config, the
+        // cameras' assembly and their API) on top of them all.
         .target(
             name: "SightlineSupport",
             dependencies: ["CMalloc"],
@@ -116,9 +117,17 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .target(
+            name: "SightlineEvents",
+            dependencies: [
+                "SightlineSupport", "SightlineVision", "SightlinePipeline", "SightlineHTTP", "CSightlineMQTT",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .target(
             name: "SightlineCore",
             dependencies: [
-                "SightlineSupport", "SightlineVision", "SightlinePipeline", "SightlineHTTP",
+                "SightlineSupport", "SightlineVision", "SightlinePipeline", "SightlineHTTP", "SightlineEvents",
                 "CSightlineOpenCV", "CSightlineLWS", "CZlib", "CSightlineMQTT", "CSightlineTLS",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
@@ -128,7 +137,7 @@ let package = Package(
         .executableTarget(
             name: "sightline",
             dependencies: [
-                "SightlineCore", "SightlineHTTP", "SightlinePipeline", "SightlineVision", "SightlineSupport",
+                "SightlineCore", "SightlineEvents", "SightlineHTTP", "SightlinePipeline", "SightlineVision", "SightlineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -136,7 +145,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SightlineCoreTests",
-            dependencies: ["SightlineCore", "SightlineHTTP", "SightlinePipeline", "SightlineVision", "SightlineSupport", "CZlib"],
+            dependencies: ["SightlineCore", "SightlineEvents", "SightlineHTTP", "SightlinePipeline", "SightlineVision", "SightlineSupport", "CZlib"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]
@@ -148,7 +157,7 @@ if ProcessInfo.processInfo.environment["SIGHTLINE_FUZZ"] != nil {
     for name in ["FuzzRouting", "FuzzUpload", "FuzzForms"] {
         package.targets.append(.executableTarget(
             name: name,
-            dependencies: ["SightlineCore", "SightlineHTTP", "SightlinePipeline", "SightlineVision", "SightlineSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SightlineCore", "SightlineEvents", "SightlineHTTP", "SightlinePipeline", "SightlineVision", "SightlineSupport", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Fuzz/\(name)",
             swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-parse-as-library"])]
         ))

@@ -4,6 +4,7 @@ import SightlineCore
 import SightlineVision
 import SightlinePipeline
 import SightlineHTTP
+import SightlineEvents
 
 struct DetectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import SightlineCore
+import SightlineSupport
 
 @main
 struct Sightline: ParsableCommand {

@@ -231,3 +231,4 @@ import Foundation
 @testable import SightlineVision
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents

@@ -6,6 +6,7 @@ import Testing
 @testable import SightlinePipeline
 @testable import SightlineHTTP
 @testable import SightlineSupport
+@testable import SightlineEvents
 
 /// A configured sink of a test's own: it uses faces while the test says so.
 /// Giving it to `CameraAssembly.build` is all it takes for the face stage to

@@ -7,6 +7,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 /// A stage that reports one template detection per frame, labelled with the frame's seq.
 final class SeqStage: PipelineStage {

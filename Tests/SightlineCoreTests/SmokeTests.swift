@@ -1,3 +1,4 @@
 import Testing
 @testable import SightlineCore
+@testable import SightlineSupport
 @Test func version() { #expect(!SightlineVersion.string.isEmpty) }

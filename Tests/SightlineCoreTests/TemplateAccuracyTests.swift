@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 /// Accuracy of the matcher on composites made here: the logos from
 /// ../shared/testdata/templates pasted into real backgrounds (frames of

@@ -4,6 +4,7 @@ import SightlineVision
 import SightlineSupport
 import SightlinePipeline
 import SightlineHTTP
+import SightlineEvents
 
 /// The one place that builds a camera's graph from `ServeSettings`: its
 /// source and capture loop, its templates, its face detector and

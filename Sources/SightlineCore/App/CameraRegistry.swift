@@ -5,6 +5,7 @@ import SightlineHTTP
 import SightlinePipeline
 import SightlineVision
 import SightlineSupport
+import SightlineEvents
 
 /// The server's cameras while it runs: the config's, less those removed at
 /// runtime, plus those added (`CameraRoster`, `<data-dir>/cameras.json`).

@@ -4,6 +4,7 @@ import SightlineVision
 import SightlineSupport
 import SightlinePipeline
 import SightlineHTTP
+import SightlineEvents
 
 /// One camera of the server and everything that serves only it: its graph
 /// (capture, pipeline, sinks; `CameraAssembly`), its stream and H.264 sinks,

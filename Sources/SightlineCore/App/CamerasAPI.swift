@@ -2,6 +2,7 @@ import Foundation
 import SightlineVision
 import SightlinePipeline
 import SightlineHTTP
+import SightlineEvents
 
 /// `GET /api/cameras`: every camera of the server with its routes and how
 /// it is doing now (source state, frame rates, viewers, face passes), the

@@ -3,6 +3,7 @@ import SightlineVision
 import SightlineSupport
 import SightlinePipeline
 import SightlineHTTP
+import SightlineEvents
 
 /// `sightline bench --faces FILE`: times each face detector, configured as
 /// the live server configures it, on frames of a photo or video fitted into

@@ -1,6 +1,7 @@
 import Foundation
 import SightlinePipeline
 import SightlineHTTP
+import SightlineEvents
 
 /// The whole route table in one place: every endpoint, who may call it and
 /// where it runs (inline on the libwebsockets service thread only when it

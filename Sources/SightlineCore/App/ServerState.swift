@@ -3,6 +3,7 @@ import SightlineVision
 import SightlineSupport
 import SightlinePipeline
 import SightlineHTTP
+import SightlineEvents
 
 /// The body of GET /api/state (see README.md for the fields).
 public struct ServerState: Codable, Sendable {

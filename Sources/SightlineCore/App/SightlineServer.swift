@@ -4,6 +4,7 @@ import SightlineVision
 import SightlineSupport
 import SightlinePipeline
 import SightlineHTTP
+import SightlineEvents
 
 /// The running server: its cameras (`CameraUnit`, one per configured
 /// camera, each built by `CameraAssembly`), the libwebsockets server that

@@ -1,6 +1,7 @@
 import Foundation
 import SightlinePipeline
 import SightlineHTTP
+import SightlineEvents
 
 /// `GET /api/sources` (what the browser's selector offers: the demo, the
 /// cameras found, and the configured files and URLs) and `POST /api/source

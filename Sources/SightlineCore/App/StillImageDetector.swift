@@ -2,6 +2,7 @@ import Foundation
 import SightlineVision
 import SightlinePipeline
 import SightlineHTTP
+import SightlineEvents
 
 /// Runs the same detection stages as the live pipeline on still photos
 /// (`sightline detect`), with the same detection objects: the stages come

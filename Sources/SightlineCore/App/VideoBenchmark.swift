@@ -3,6 +3,7 @@ import SightlineVision
 import SightlineSupport
 import SightlinePipeline
 import SightlineHTTP
+import SightlineEvents
 
 /// `sightline bench --h264 VIDEO`: what H.264 buys over the JPEG stream on
 /// real footage. Every frame of the video (read by the project's own file

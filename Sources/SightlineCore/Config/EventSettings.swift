@@ -2,6 +2,7 @@ import Foundation
 import SightlineVision
 import SightlinePipeline
 import SightlineHTTP
+import SightlineEvents
 
 /// Events and their snapshots (config `events.*`), kept apart from runtime state.
 public struct EventSettings: Sendable, Equatable {

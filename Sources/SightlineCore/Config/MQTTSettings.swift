@@ -1,4 +1,5 @@
 import Foundation
+import SightlineEvents
 
 /// The MQTT broker and what to publish there (config `mqtt.*`); off while `host` is empty.
 public struct MQTTSettings: Sendable, Equatable {

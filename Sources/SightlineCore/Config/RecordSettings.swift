@@ -1,5 +1,6 @@
 import Foundation
 import SightlinePipeline
+import SightlineEvents
 
 /// Continuous recording (config `record.*`), off by default: the main H.264
 /// rendition, SEI boxes included, as fragmented MP4 segments in

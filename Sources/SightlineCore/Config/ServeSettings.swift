@@ -3,6 +3,7 @@ import SightlineVision
 import SightlineSupport
 import SightlinePipeline
 import SightlineHTTP
+import SightlineEvents
 
 /// Everything `serve` needs, resolved from defaults, the config file and
 /// flags (in that order of precedence, flags last). Plain values only, kept

@@ -3,6 +3,7 @@ import Yams
 import SightlineVision
 import SightlinePipeline
 import SightlineHTTP
+import SightlineEvents
 
 /// The configuration file (config/sightline.yaml), as written by people.
 /// Every field is optional; what is missing keeps its default. Unknown keys

@@ -3,6 +3,7 @@ import SightlineVision
 import SightlineSupport
 import SightlinePipeline
 import SightlineHTTP
+import SightlineEvents
 
 /// Renders the server's metrics in the Prometheus text exposition format (0.0.4).
 public enum PrometheusText {

@@ -3,6 +3,7 @@ import SightlineVision
 import SightlineSupport
 import SightlinePipeline
 import SightlineHTTP
+import SightlineEvents
 
 /// The HTTP endpoints of face recognition:
 /// - `POST /api/faces/{id}/name` `{"name": "Ada"}`: learn that tracked face as Ada;

@@ -10,6 +10,7 @@ import Logging
 @testable import SightlineSupport
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 let boundary = "fuzzboundary"
 let echo: Route.Handler = { request in

@@ -11,6 +11,7 @@ import Foundation
 @testable import SightlineSupport
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 let auth = AuthGuard(tokens: TokenStore(fixed: [(name: "admin", role: .admin, token: "s3cret"),
                                                 (name: "tv", role: .viewer, token: "v1ewer")]),

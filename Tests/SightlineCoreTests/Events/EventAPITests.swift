@@ -3,6 +3,7 @@ import Testing
 @testable import SightlineCore
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 @Suite struct EventAPITests {
     typealias S = StoredEvents

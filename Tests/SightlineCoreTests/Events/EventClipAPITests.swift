@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineSupport
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 /// `GET`/`HEAD /api/events/{id}/clip.mp4` through the router (the file read as the worker reads it).
 @Suite struct EventClipAPITests {

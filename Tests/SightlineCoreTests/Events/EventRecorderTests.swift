@@ -6,6 +6,7 @@ import Testing
 @testable import SightlineSupport
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 @Suite struct EventRecorderTests {
     typealias S = StoredEvents

@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 /// Frames for the tracker: time `t` seconds after a fixed start, a JPEG that
 /// says which frame it is, and the given detections.

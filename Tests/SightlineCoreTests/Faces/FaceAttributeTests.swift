@@ -5,6 +5,7 @@ import Testing
 @testable import SightlineSupport
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 /// Smile, closed eyes and yaw on the shared photos.
 ///

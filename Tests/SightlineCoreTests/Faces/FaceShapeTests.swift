@@ -5,6 +5,7 @@ import Testing
 @testable import SightlineSupport
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 /// dlib's 68-point fit, what is measured from it, the judging limits and the
 /// person check. Tests that need dlib's model (Debian's libdlib-data) or the

@@ -5,6 +5,7 @@ import Testing
 @testable import SightlineSupport
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 /// The live detector's ways of finding every face at once: the fine pass
 /// (small and tilted faces), the confirming crop (a tracked face the usual

@@ -5,6 +5,7 @@ import Testing
 @testable import SightlineSupport
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 @Suite("YuNet face detection on the shared photos")
 struct YuNetDetectorTests {

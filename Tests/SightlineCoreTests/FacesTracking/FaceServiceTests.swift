@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 /// Drives FaceService the way the pipeline does: one tracked face per frame,
 /// the frame being an augmented view of a real photo.

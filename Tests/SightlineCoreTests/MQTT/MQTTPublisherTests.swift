@@ -6,6 +6,7 @@ import Testing
 @testable import SightlinePipeline
 @testable import SightlineHTTP
 @testable import SightlineSupport
+@testable import SightlineEvents
 
 /// The publisher against a real Mosquitto broker on a free loopback port.
 /// Waits are generous and only bound how long a failure takes; nothing here

@@ -6,6 +6,7 @@ import Testing
 @testable import SightlineSupport
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 /// A real Mosquitto broker (Debian's `mosquitto`) on a free loopback port,
 /// for the tests. Tests that need it are enabled only when it is installed

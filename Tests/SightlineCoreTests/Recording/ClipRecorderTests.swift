@@ -6,6 +6,7 @@ import Testing
 @testable import SightlineSupport
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 /// The clip recorder on its own thread, fed real x264 access units whose
 /// capture times are set by the test (10 fps, a keyframe every second).

@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineSupport
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 /// What `EventStore.load` makes of clips after a crash or a hand edit.
 @Suite("Recording: clips in the event store")

@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineSupport
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 @Suite("Recording: pre-capture ring")
 struct PreCaptureRingTests {

@@ -4,6 +4,7 @@ import Foundation
 @testable import SightlineSupport
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 /// Real H.264 access units for the recording tests: 64x48 pictures encoded
 /// by x264 at 10 fps with a keyframe every `keyframeEvery` frames, each with

@@ -6,6 +6,7 @@ import SightlineSupport
 @testable import SightlineCore
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 #endif
 
 /// A plain HTTP/1.1 client over a TCP socket to 127.0.0.1, for tests that

@@ -7,6 +7,7 @@ import Testing
 @testable import SightlineSupport
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 /// A `StreamServer` running in the test process on a free loopback port,
 /// with a route table made for the test, and real sockets talking to it:

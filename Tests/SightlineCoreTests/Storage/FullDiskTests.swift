@@ -5,6 +5,7 @@ import Testing
 @testable import SightlineSupport
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 /// The same on a real full disk: a small tmpfs, filled (root only).
 @Suite(.serialized, .enabled(if: SmallTmpfs.available, SmallTmpfs.skipMessage))

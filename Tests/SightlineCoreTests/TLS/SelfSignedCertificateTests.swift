@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 @Suite struct SelfSignedCertificateTests {
     @Test func madeOnceForTheServedNamesAndRemadeWhenTheyChange() throws {

@@ -6,6 +6,7 @@ import Testing
 @testable import SightlineSupport
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineEvents
 
 /// The H.264 sink's encoding step, run on the test's thread with real x264.
 @Suite("Video: H.264 feed encoder")

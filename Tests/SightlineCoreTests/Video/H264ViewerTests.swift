@@ -4,6 +4,7 @@ import Testing
 @testable import SightlinePipeline
 @testable import SightlineHTTP
 @testable import SightlineSupport
+@testable import SightlineEvents
 
 /// The H.264 viewer's policy on a feed filled by hand, on a clock the test moves.
 @Suite("Video: H.264 viewer")

@@ -5,6 +5,7 @@ import SightlineVision
 import SightlineSupport
 import SightlinePipeline
 import SightlineHTTP
+import SightlineEvents
 
 /// Events, their snapshots and MQTT, assembled from `ServeSettings` for one
 /// camera: the store in `<data-dir>/events` (loaded, leftovers removed),

@@ -20,6 +20,11 @@ public final class RecordingStore: Sendable {
     public struct Limits: Sendable, Equatable {
         public var maxAgeSeconds: Double
         public var maxBytes: Int64
+
+        public init(maxAgeSeconds: Double, maxBytes: Int64) {
+            self.maxAgeSeconds = maxAgeSeconds
+            self.maxBytes = maxBytes
+        }
     }
 
     /// One segment as `GET /api/recordings` lists it.

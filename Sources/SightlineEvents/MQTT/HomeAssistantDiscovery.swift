@@ -2,6 +2,7 @@ import Foundation
 import SightlineVision
 import SightlinePipeline
 import SightlineHTTP
+import SightlineSupport
 
 /// Home Assistant MQTT discovery (`mqtt.homeAssistant: true`): retained
 /// configs under `<discoveryPrefix>/<component>/sightline_<camera>/<object>/config`

@@ -158,4 +158,14 @@ public struct EventStatus: Encodable, Sendable {
     public var mqtt: MQTTPublisher.Status?
     /// Absent while clips are off.
     public var clips: ClipRecorder.Status?
+
+    public init(camera: String, store: EventStore.Totals, recorder: EventRecorder.Counts, tracker: EventSink.TrackerCounts,
+                mqtt: MQTTPublisher.Status? = nil, clips: ClipRecorder.Status? = nil) {
+        self.camera = camera
+        self.store = store
+        self.recorder = recorder
+        self.tracker = tracker
+        self.mqtt = mqtt
+        self.clips = clips
+    }
 }
