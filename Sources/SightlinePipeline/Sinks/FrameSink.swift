@@ -9,9 +9,9 @@ import Foundation
 /// never slows the pipeline or another sink.
 ///
 /// Adding a sink is one new file (a `FrameConsumer` run by a `ThreadedSink`,
-/// or a `FrameSink` of its own) and its place in the list `SightlineServer`
-/// hands to `CameraAssembly.build(stats:sinks:)` (stream, H.264, watchdog,
-/// events, in that order). A sink that wants faces found at full rate says so
+/// or a `FrameSink` of its own) and its place in the list `CameraUnit`
+/// (SightlineCore/App) hands to `CameraAssembly.build(stats:sinks:)` (stream,
+/// H.264, watchdog, events, in that order). A sink that wants faces found at full rate says so
 /// in `consumesFaces`; nothing else needs to know about it.
 public protocol FrameSink: AnyObject, Sendable {
     /// Names the sink in `/api/state` and `/metrics`.
