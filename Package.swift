@@ -128,7 +128,6 @@ let package = Package(
             name: "SightlineCore",
             dependencies: [
                 "SightlineSupport", "SightlineVision", "SightlinePipeline", "SightlineHTTP", "SightlineEvents",
-                "CSightlineOpenCV", "CSightlineLWS", "CZlib", "CSightlineMQTT", "CSightlineTLS",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ],

@@ -1,6 +1,5 @@
 import CSightlineOpenCV
 import Foundation
-import SightlineVision
 import SightlineSupport
 
 /// Checks and decodes an uploaded image. The format is decided by magic
