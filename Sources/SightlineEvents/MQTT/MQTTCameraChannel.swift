@@ -8,9 +8,11 @@ import SightlinePipeline
 /// publisher's outbox in the camera's own lane, under its topics
 /// (`<prefix>/<camera>/...`), and its catalog (templates, people, faces)
 /// drives its zero counts and Home Assistant discovery. `attach` joins the
-/// connection (the camera starts), `detach` leaves it: at the server's stop
-/// its retained topics stay (availability says `offline`), for a camera
-/// removed at runtime (`clear`) they are cleared, with its discovery configs.
+/// connection (the camera starts, `EventSink.start`); it stays attached
+/// through the server's stop (its retained topics stay and availability
+/// says `offline`). `detach` leaves it: `clear` for a camera removed at
+/// runtime, whose retained topics and discovery configs are cleared; without
+/// for one that never started.
 ///
 /// Threads: `enqueue` from the camera's pipeline thread (never waits); the
 /// rest from any thread; the catalog is in a `Mutex`.
