@@ -33,7 +33,7 @@ import Testing
         #expect(resolved.roster == CameraRoster() && resolved.notes.isEmpty)
     }
 
-    @Test("added cameras come after the config's, on their own data directory and MQTT client id; removed ones stay out")
+    @Test("added cameras come after the config's, on their own data directory and the server's one MQTT connection; removed ones stay out")
     func addRemoveResolve() throws {
         let top = try settings()
         var roster = CameraRoster()
@@ -44,7 +44,7 @@ import Testing
         #expect(resolved.cameras.map(\.routeName) == ["front", "attic", "porch", "garage"])
         let porch = resolved.cameras[2]
         #expect(porch.source == "file:/v/porch.mp4" && porch.cameraName == "front-porch" && !porch.facesEnabled)
-        #expect(porch.dataDir == "/srv/sl/cameras/porch" && porch.mqtt.clientId == "sl-porch" && porch.mqtt.ownStatus)
+        #expect(porch.dataDir == "/srv/sl/cameras/porch" && porch.mqtt.clientId == "sl", "the server's one connection: the configured client id as it is")
         #expect(resolved.cameras[3].facesEnabled, "faces as at the top level when not given")
         #expect(resolved.roster == roster && resolved.notes.isEmpty)
 

@@ -188,7 +188,8 @@ import Testing
         #expect(cameras.allSatisfy { $0.maxFaces == 5 && $0.templates == ["/x/logo.png"] && $0.cameras.isEmpty })
         #expect(cameras.map(\.dataDir) == ["/srv/sightline/cameras/zfront", "/srv/sightline/cameras/yard",
                                            "/srv/sightline/cameras/attic"])
-        #expect(cameras.map(\.mqtt.clientId) == ["sl-zfront", "sl-yard", "sl-attic"], "a broker drops a reused client id")
+        #expect(cameras.map(\.mqtt.clientId) == ["sl", "sl", "sl"] && cameras.allSatisfy { $0.mqtt == cameras[0].mqtt },
+                "one broker configuration, so one connection (MQTTConnections) with the configured client id")
         // Without cameras: one, as before.
         var one = ServeSettings()
         one.camera = "porch"

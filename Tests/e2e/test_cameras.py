@@ -127,19 +127,23 @@ def test_a_restart_keeps_every_camera_and_its_events(sightline, tmp_path):
     assert {e["id"] for e in events} <= kept, "front's events survive the restart"
 
 
-def test_two_cameras_publish_their_own_events_counts_and_availability_to_a_real_broker(sightline, tmp_path):
-    """Each camera's events name it, its counts are under its own topics and its availability is
-    its own (each camera has its own broker connection, so its own last will)."""
+def test_cameras_share_one_broker_connection_with_their_own_events_and_counts(sightline, tmp_path):
+    """Every camera publishes through the server's one broker connection (one client, the
+    configured client id): each camera's events name it and its counts are under its own topics;
+    availability and stats are the server's (`<prefix>/available`, last will `offline`;
+    `<prefix>/stats` with each camera under `cameras`). A camera added at runtime joins the
+    connection; removed, its retained topics are cleared."""
     from test_events import MOSQUITTO, Broker, Subscriber
     import pytest
     if MOSQUITTO is None:
         pytest.skip("mosquitto is not installed (scripts/setup.sh installs it)")
-    broker = Broker(tmp_path / "broker")
+    broker = Broker(tmp_path / "broker", sys_interval=1)
     subscriber = Subscriber(broker.port, "sightline/#")
+    clients = Subscriber(broker.port, "$SYS/broker/clients/connected")
     try:
         config = tmp_path / "cameras.yaml"
         config.write_text(
-            f"mqtt: {{host: 127.0.0.1, port: {broker.port}, keepalive: 5, statsSeconds: 1}}\n"
+            f"mqtt: {{host: 127.0.0.1, port: {broker.port}, keepalive: 5, statsSeconds: 1, clientId: sl}}\n"
             "events: {minSeconds: 0.3, endAfterSeconds: 1}\n"
             "cameras:\n"
             "  front:\n"
@@ -155,19 +159,56 @@ def test_two_cameras_publish_their_own_events_counts_and_availability_to_a_real_
         assert subscriber.wait_for(lambda: cameras_with_events() >= {"front", "back-yard"}, 30), \
             f"events from: {cameras_with_events()}\n{server.stderr_tail()}"
         for camera in ("front", "back-yard"):
-            assert subscriber.wait_for(
-                lambda: any(m[2] == b"online" for m in subscriber.on(f"sightline/{camera}/available")), 10), camera
-            assert subscriber.wait_for(lambda: subscriber.on(f"sightline/{camera}/stats"), 10), camera
             assert subscriber.wait_for(lambda: subscriber.on(f"sightline/{camera}/demo"), 10), \
                 f"{camera}: no count topic; topics: {sorted({m[1] for m in subscriber.messages})}"
-        assert not subscriber.on("sightline/available"), "availability is each camera's own"
+        assert subscriber.wait_for(lambda: any(m[2] == b"online" for m in subscriber.on("sightline/available")), 10)
+        assert not [m[1] for m in subscriber.messages if m[1].endswith(("/available", "/stats"))
+                    and m[1] not in ("sightline/available", "sightline/stats")], "availability and stats are the server's"
+
+        def last_stats():
+            found = subscriber.on("sightline/stats")
+            return json.loads(found[-1][2]) if found else None
+        assert subscriber.wait_for(lambda: last_stats() and set(last_stats()["cameras"]) == {"front", "back-yard"}, 10), \
+            last_stats()
+        stats = last_stats()
+        assert stats["camera"] == "front" and {"fps", "drops", "detector", "clients", "mqtt"} <= set(stats), \
+            "the one-camera fields stay, for the first camera"
+        assert stats["cameras"]["back-yard"]["fps"]["processed"] >= 0
+        # One connection: the broker counts this test's two subscribers and the server.
+        assert clients.wait_for(lambda: clients.on("$SYS/broker/clients/connected")
+                                and clients.on("$SYS/broker/clients/connected")[-1][2] == b"3", 10), \
+            clients.on("$SYS/broker/clients/connected")[-3:]
+        status = get_json(server, "/api/cameras/yard/events/stats")["mqtt"]
+        assert status["clientId"] == "sl" and status["connections"] == 1, status
         # Each camera's events are in its own store, under its own name.
         assert {e["camera"] for e in get_json(server, "/api/cameras/yard/events")["events"]} == {"back-yard"}
         assert {e["camera"] for e in get_json(server, "/api/cameras/front/events")["events"]} == {"front"}
+
+        # Added at runtime: on the same connection; removed: its retained topics are cleared.
+        admin = {"authorization": f"Bearer {TOKEN}", "content-type": "application/json"}
+        status_code, _, body = http_get(server.port, "/api/cameras", method="POST", headers=admin,
+                                        body=json.dumps({"name": "porch", "source": "demo?fps=15&seed=3"}).encode())
+        assert status_code == 201, body[:300]
+        assert subscriber.wait_for(lambda: any(m[2] not in (b"", b"0") for m in subscriber.on("sightline/porch/demo")), 30), \
+            sorted({m[1] for m in subscriber.messages})
+        assert subscriber.wait_for(lambda: last_stats() and "porch" in last_stats()["cameras"], 10)
+        assert get_json(server, "/api/cameras/porch/events/stats")["mqtt"]["connections"] == 1
+        status_code, _, body = http_get(server.port, "/api/cameras/porch", method="DELETE", headers=admin)
+        assert status_code == 200, body[:300]
+        assert subscriber.wait_for(lambda: subscriber.on("sightline/porch/demo")[-1][2] == b"", 10), \
+            subscriber.on("sightline/porch/demo")[-3:]
+        assert subscriber.wait_for(lambda: last_stats() and "porch" not in last_stats()["cameras"], 10)
+        late = Subscriber(broker.port, "sightline/#")
+        try:
+            assert late.wait_for(lambda: late.on("sightline/front/demo"), 10)
+            late.wait_for(lambda: any(m[1].startswith("sightline/porch/") for m in late.messages), 1)
+            assert not [m[1] for m in late.messages if m[1].startswith("sightline/porch/")], "porch's topics are cleared"
+        finally:
+            late.close()
+
         server.stop_checked()
-        for camera in ("front", "back-yard"):
-            assert subscriber.wait_for(
-                lambda: subscriber.on(f"sightline/{camera}/available")[-1][2] == b"offline", 10), camera
+        assert subscriber.wait_for(lambda: subscriber.on("sightline/available")[-1][2] == b"offline", 10)
     finally:
+        clients.close()
         subscriber.close()
         broker.stop()

@@ -31,11 +31,13 @@ MOSQUITTO = shutil.which("mosquitto") or next((p for p in ("/usr/sbin/mosquitto"
 class Broker:
     """Debian's mosquitto on a free loopback port (stopped and started again on the same port)."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, sys_interval: int | None = None):
         self.port = free_port()
         directory.mkdir(parents=True, exist_ok=True)
         self.config = directory / "mosquitto.conf"
-        self.config.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+        # sys_interval: how often it publishes $SYS/broker/... (clients connected, say).
+        self.config.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+                               + (f"sys_interval {sys_interval}\n" if sys_interval else ""))
         directory.chmod(0o755)
         self.process = None
         self.start()

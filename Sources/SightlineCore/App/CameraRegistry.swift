@@ -42,13 +42,14 @@ final class CameraRegistry: Sendable {
     private let auth: AuthGuard
     private let staticFiles: StaticFiles
     private let sharing: FaceSharing
+    private let connections: MQTTConnections
     private let startedAt: UInt64
     private let logger: Logger
     private let environment: [String: String]
 
     /// `units`: made from `roster.resolve(top:)`, not started; `roster`: the resolved roster (saved).
     init(top: ServeSettings, units: [CameraUnit], roster: CameraRoster, server: StreamServer, auth: AuthGuard,
-         staticFiles: StaticFiles, sharing: FaceSharing, startedAt: UInt64, logger: Logger,
+         staticFiles: StaticFiles, sharing: FaceSharing, connections: MQTTConnections, startedAt: UInt64, logger: Logger,
          environment: [String: String]) throws {
         self.top = top
         configured = try top.cameraSettings()
@@ -57,6 +58,7 @@ final class CameraRegistry: Sendable {
         self.auth = auth
         self.staticFiles = staticFiles
         self.sharing = sharing
+        self.connections = connections
         self.startedAt = startedAt
         self.logger = logger
         self.environment = environment
@@ -158,7 +160,7 @@ final class CameraRegistry: Sendable {
             let unit: CameraUnit
             do {
                 unit = try CameraUnit(settings: settings, logger: logger, environment: environment, tagLogs: true,
-                                      sharing: sharing)
+                                      sharing: sharing, connections: connections)
             } catch {
                 return .error(422, "cannot make the camera", detail: "\(error)")
             }
@@ -173,6 +175,7 @@ final class CameraRegistry: Sendable {
                 try unit.start(waking: server)
             } catch {
                 unit.stop()
+                unit.leaveMQTT(clear: false)
                 _ = save(state.roster, action: "cannot restore the cameras' file")
                 return .error(422, "cannot start the camera", detail: "\(error)")
             }
@@ -196,7 +199,8 @@ final class CameraRegistry: Sendable {
 
     /// Request worker: `DELETE /api/cameras/NAME`: saved, then out of the
     /// routes and feeds (its viewers closed), then stopped (capture, pipeline,
-    /// face lane, sinks with events, clips and MQTT, recording). Its data
+    /// face lane, sinks with events, clips and MQTT, recording), and off the
+    /// shared broker connection with its retained topics cleared. Its data
     /// directory stays.
     func remove(_ name: String) -> HTTPResponse {
         changes.withLock { state -> HTTPResponse in
@@ -226,6 +230,9 @@ final class CameraRegistry: Sendable {
             publishRoutes()
             server.removeCamera(named: name)
             unit.stop()
+            // Off the shared connection: its last events go out, its retained counts,
+            // snapshots and discovery configs are cleared (a camera that is gone shows nothing).
+            unit.leaveMQTT(clear: true)
             logger.notice("camera removed (its data directory is kept)", metadata: ["camera": "\(name)"])
             return .json(["removed": name])
         }

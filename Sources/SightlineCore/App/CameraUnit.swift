@@ -44,8 +44,9 @@ public final class CameraUnit: Sendable {
     /// `settings`: the camera's own (`ServeSettings.cameraSettings()`);
     /// `tagLogs`: name the camera on its log lines (with more than one).
     /// `sharing`: the face detection thread and models every camera shares.
+    /// `connections`: the server's broker connections, which its cameras share.
     init(settings: ServeSettings, logger: Logger, environment: [String: String], tagLogs: Bool,
-         sharing: FaceSharing? = nil) throws {
+         sharing: FaceSharing? = nil, connections: MQTTConnections) throws {
         name = settings.routeName ?? settings.cameraName
         self.settings = settings
         let logger = tagLogs ? Self.logger(logger, camera: name) : logger
@@ -65,7 +66,8 @@ public final class CameraUnit: Sendable {
                        sourceFPS: { sourceRate() ?? settings.cameraFPS }, relaysUp: { stats.hasRelaysUp }, logger: logger)
             : nil
         let events = settings.events.enabled
-            ? try EventServices(settings: settings, stats: stats, feed: h264?.feed, logger: logger, environment: environment)
+            ? try EventServices(settings: settings, stats: stats, feed: h264?.feed, logger: logger,
+                                  connections: connections, environment: environment)
             : nil
         let watchdog = WatchdogSink()
         graph = try assembly.build(stats: stats, sinks: [stream] + (h264.map { [$0] } ?? []) + [watchdog]
@@ -122,6 +124,13 @@ public final class CameraUnit: Sendable {
         recorder?.stop()
         stream.connect(wake: nil)
         h264?.connect(wake: nil)
+    }
+
+    /// Off the shared broker connection: `clear` for a camera removed at
+    /// runtime (its retained counts, snapshots and discovery configs are
+    /// cleared), not for one that never started.
+    func leaveMQTT(clear: Bool) {
+        events?.mqtt?.detach(clear: clear)
     }
 
     /// Continuous recording when `record.enabled` (it needs the H.264 encoder): its store loaded.

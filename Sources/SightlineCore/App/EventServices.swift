@@ -9,7 +9,8 @@ import SightlineEvents
 
 /// Events, their snapshots and MQTT, assembled from `ServeSettings` for one
 /// camera: the store in `<data-dir>/events` (loaded, leftovers removed),
-/// the MQTT publisher when `mqtt.host` is set, the sink the pipeline feeds,
+/// its channel onto the server's shared MQTT connection (`MQTTConnections`)
+/// when `mqtt.host` is set, the sink the pipeline feeds,
 /// and the API. `SightlineServer` adds `sink` to the camera's sinks, calls
 /// `watch` once the camera's templates and faces exist, and routes `api`.
 ///
@@ -18,10 +19,13 @@ public final class EventServices: Sendable {
     public let camera: String
     public let store: EventStore
     public let sink: EventSink
-    public let publisher: MQTTPublisher?
+    /// The camera's way onto the server's broker connection (nil: MQTT off).
+    public let mqtt: MQTTCameraChannel?
 
     /// `feed`: the H.264 sink's, for clips (nil: no clips, as with `events.clips` false).
+    /// `connections`: the server's broker connections, shared by its cameras.
     public init(settings: ServeSettings, stats: PipelineStats, feed: VideoFeed? = nil, logger: Logger,
+                connections: MQTTConnections,
                 environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         camera = settings.cameraName
         store = EventStore(dataDirectory: settings.dataDir, limits: settings.events.limits)
@@ -41,11 +45,8 @@ public final class EventServices: Sendable {
                                             "directory": "\(store.directory)"])
         let reporter = MQTTStatsReport(camera: camera, stats: stats, store: store)
         let clipsOn = settings.events.clips && feed != nil
-        publisher = try settings.mqtt.options(camera: camera, environment: environment).map { configured in
-            var options = configured
-            options.clips = clipsOn
-            return try MQTTPublisher(options: options, logger: logger, statsPayload: { reporter.payload($0) })
-        }
+        mqtt = try connections.publisher(for: settings.mqtt, camera: camera, environment: environment)?
+            .channel(camera: camera, clips: clipsOn, report: reporter)
         let store = self.store
         let clips = clipsOn ? feed.map {
             ClipRecorder(store: store, feed: $0, options: settings.events.clipOptions, logger: logger)
@@ -56,7 +57,7 @@ public final class EventServices: Sendable {
         if report.cutClips > 0 {
             logger.notice("events: \(report.cutClips) clip(s) cut short by an unclean stop kept up to their last fragment")
         }
-        sink = EventSink(options: settings.events.trackerOptions(camera: camera), store: store, publisher: publisher,
+        sink = EventSink(options: settings.events.trackerOptions(camera: camera), store: store, publisher: mqtt,
                          clips: clips, logger: logger, storageFailures: StorageFailureReporter(stats: stats, logger: logger))
         reporter.attach(sink)
     }
@@ -71,7 +72,7 @@ public final class EventServices: Sendable {
 
     public var status: EventStatus {
         EventStatus(camera: camera, store: store.totals, recorder: sink.recorder.counts, tracker: sink.trackerCounts,
-                    mqtt: publisher?.status, clips: sink.clips?.snapshot)
+                    mqtt: mqtt?.status, clips: sink.clips?.snapshot)
     }
 
     /// The API; `namer` when faces run (naming a person from a face event),

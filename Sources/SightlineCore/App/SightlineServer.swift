@@ -26,6 +26,8 @@ public final class SightlineServer: Sendable {
     private let startedAt = MonotonicClock.nanos()
     /// One face detection thread, and each model loaded once, for every camera.
     public let faceSharing: FaceSharing
+    /// One broker connection (per distinct broker configuration) for every camera.
+    public let mqtt: MQTTConnections
 
     /// The first camera (the unprefixed routes').
     public var camera: CameraGraph { cameras[0].graph }
@@ -68,11 +70,14 @@ public final class SightlineServer: Sendable {
         }
         let sharing = FaceSharing()
         faceSharing = sharing
+        let connections = MQTTConnections(logger: logger)
+        mqtt = connections
         var cameras: [CameraUnit] = []
         for own in cameraSettings {
             do {
                 cameras.append(try CameraUnit(settings: own, logger: logger, environment: environment,
-                                              tagLogs: cameraSettings.count > 1, sharing: sharing))
+                                              tagLogs: cameraSettings.count > 1, sharing: sharing,
+                                              connections: connections))
             } catch where own.routeName.map(resolved.roster.isAdded) == true {
                 // A camera added at runtime that cannot be made now (its data directory, say) stays in
                 // cameras.json and out of this run; the config's cameras still start.
@@ -87,7 +92,7 @@ public final class SightlineServer: Sendable {
         // Hands the server its route table (the cameras' and the admin routes) before it starts.
         registry = try CameraRegistry(top: settings, units: cameras, roster: resolved.roster, server: server, auth: auth,
                                       staticFiles: StaticFiles(root: ResourceLocator.locate(settings.webRoot)),
-                                      sharing: sharing, startedAt: startedAt, logger: logger, environment: environment)
+                                      sharing: sharing, connections: connections, startedAt: startedAt, logger: logger, environment: environment)
         for camera in cameras { camera.connect(to: server) }
     }
 
@@ -96,6 +101,7 @@ public final class SightlineServer: Sendable {
 
     public func start() throws {
         try server.start()
+        mqtt.start()
         let cameras = cameras
         for camera in cameras { try camera.start(waking: server) }
         let sources = cameras.map { cameras.count > 1 ? "\($0.name)=\($0.settings.source)" : $0.settings.source }
@@ -109,6 +115,8 @@ public final class SightlineServer: Sendable {
         ServiceManager.stopping()
         registry.close()
         for camera in cameras { camera.stop() }
+        // After the cameras: their last events go out, then `offline`.
+        mqtt.stop()
         faceSharing.stop()
         server.stop()
     }

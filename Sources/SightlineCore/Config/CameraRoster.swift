@@ -251,8 +251,7 @@ extension ServeSettings {
         own.camera = entry.camera ?? entry.name
         own.routeName = entry.name
         own.dataDir = (dataDir as NSString).appendingPathComponent("cameras/\(entry.name)")
-        if let id = own.mqtt.clientId { own.mqtt.clientId = "\(id)-\(entry.name)" }
-        own.mqtt.ownStatus = true
+        // `mqtt` stays the top level's: the camera joins the server's one connection.
         try own.validate()
         return own
     }

@@ -11,7 +11,7 @@ public struct MQTTSettings: Sendable, Equatable {
     public var caFile: String?
     public var certFile: String?
     public var keyFile: String?
-    /// Empty: sightline-<camera>.
+    /// Empty: sightline-<camera> (the first camera's: one connection for the server).
     public var clientId: String?
     public var topicPrefix = "sightline"
     public var keepalive = 30
@@ -24,8 +24,6 @@ public struct MQTTSettings: Sendable, Equatable {
     public init() {}
 
     public var enabled: Bool { !host.isEmpty }
-    /// Set on each camera's settings when there are several (`ServeSettings.cameraSettings`).
-    public var ownStatus = false
 
     /// The publisher's options for this camera; nil while off.
     public func options(camera: String, environment: [String: String] = [:]) -> MQTTOptions? {
@@ -45,7 +43,6 @@ public struct MQTTSettings: Sendable, Equatable {
         options.statsSeconds = statsSeconds
         options.homeAssistant = homeAssistant
         options.discoveryPrefix = discoveryPrefix
-        options.ownStatus = ownStatus
         return options
     }
 }

@@ -142,10 +142,7 @@ public struct ServeSettings: Sendable {
             own.camera = named.overrides.camera ?? named.name
             own.routeName = named.name
             own.dataDir = (dataDir as NSString).appendingPathComponent("cameras/\(named.name)")
-            // A broker drops a client whose id another connection takes: each camera has its own.
-            if let id = own.mqtt.clientId, cameras.count > 1 { own.mqtt.clientId = "\(id)-\(named.name)" }
-            // Each camera's connection has its own availability (last will) and stats.
-            own.mqtt.ownStatus = cameras.count > 1
+            // `mqtt` stays the top level's: every camera shares the server's one connection (`MQTTConnections`).
             return own
         }
     }

@@ -14,7 +14,8 @@ import SightlineHTTP
 /// birth or death is ever skipped, whatever the disk or the broker do. What
 /// changed goes, without waiting, to the `EventRecorder` (newest state per
 /// event; snapshots, crops and the index on `sightline.events`) and to the
-/// `MQTTPublisher` when there is one (bounded outbox; `sightline.mqtt`), and
+/// camera's `MQTTCameraChannel` onto the server's shared `MQTTPublisher` when
+/// there is one (bounded outbox; `sightline.mqtt`), and
 /// to the `ClipRecorder` when clips are on (`sightline.clips`).
 /// The recorder's thread also ticks the tracker about every 250 ms, so
 /// events end on time while no frames come, and every 2 s reads the
@@ -25,14 +26,14 @@ public final class EventSink: FrameSink {
     /// What the sink's three threads share, each part guarding itself.
     private final class Shared: Sendable {
         let tracker: Mutex<EventTracker>
-        let publisher: MQTTPublisher?
+        let publisher: MQTTCameraChannel?
         let clips: ClipRecorder?
         let catalog = LockedCallback<Void, HomeAssistantDiscovery.Catalog>()
         let lastCatalogRead = Atomic<UInt64>(0)
         /// The time `tick` ends events by (frames carry their own).
         let clock: any SightlineClock
 
-        init(tracker: EventTracker, publisher: MQTTPublisher?, clips: ClipRecorder?, clock: any SightlineClock) {
+        init(tracker: EventTracker, publisher: MQTTCameraChannel?, clips: ClipRecorder?, clock: any SightlineClock) {
             self.clock = clock
             self.tracker = Mutex(tracker)
             self.publisher = publisher
@@ -58,13 +59,13 @@ public final class EventSink: FrameSink {
 
     private let shared: Shared
     public let recorder: EventRecorder
-    public let publisher: MQTTPublisher?
+    public let publisher: MQTTCameraChannel?
     public let clips: ClipRecorder?
     private let delivered = Atomic<UInt64>(0)
     /// Whether the tracker followed a face after the last frame (pipeline thread writes).
     private let followsFaces = Atomic<Bool>(false)
 
-    public init(options: EventTracker.Options, store: EventStore, publisher: MQTTPublisher?, clips: ClipRecorder? = nil,
+    public init(options: EventTracker.Options, store: EventStore, publisher: MQTTCameraChannel?, clips: ClipRecorder? = nil,
                 logger: Logger, storageFailures: StorageFailureReporter = StorageFailureReporter(),
                 clock: any SightlineClock = .real) {
         let shared = Shared(tracker: EventTracker(options: options), publisher: publisher, clips: clips, clock: clock)
@@ -118,11 +119,11 @@ public final class EventSink: FrameSink {
 
     public func start() throws {
         recorder.start()
-        publisher?.start()
+        publisher?.attach()
         clips?.start()
     }
 
-    /// After the pipeline stopped: open events end, are written and published, then the threads stop.
+    /// After the pipeline stopped: open events end, are written and handed to the publisher, then the threads stop.
     public func stop() {
         let batch = shared.tracker.withLock { $0.finishAll(nowNanos: shared.clock.nanos()) }
         recorder.enqueue(batch)
@@ -130,6 +131,8 @@ public final class EventSink: FrameSink {
         clips?.enqueue(batch)
         recorder.stop()
         clips?.stop()
-        publisher?.stop()
+        // The channel stays attached: the server stops the shared publisher
+        // after its cameras (sending what waits), and a camera removed at
+        // runtime leaves it through `MQTTCameraChannel.detach`.
     }
 }

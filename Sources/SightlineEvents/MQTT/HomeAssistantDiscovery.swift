@@ -6,7 +6,7 @@ import SightlineSupport
 
 /// Home Assistant MQTT discovery (`mqtt.homeAssistant: true`): retained
 /// configs under `<discoveryPrefix>/<component>/sightline_<camera>/<object>/config`
-/// that make the server a device with
+/// that make each camera a device with
 /// - per template: a binary sensor "<label> in view" and a camera entity
 ///   showing the best snapshot of its latest event;
 /// - with faces on: a sensor "Faces in view" and a camera entity for the
@@ -14,7 +14,8 @@ import SightlineSupport
 /// - per known person: a binary sensor "<name> in view" (a person is a
 ///   state worth automating on, "Ada is home"; an `event` entity would only
 ///   fire on recognitions);
-/// all with availability on `<prefix>/available`. A config whose template
+/// all with availability on `<prefix>/available`, the server's (one broker
+/// connection for every camera, so one last will). A config whose template
 /// or person is gone is removed by publishing an empty retained message to
 /// its topic (which is how Home Assistant deletes an entity).
 public struct HomeAssistantDiscovery: Sendable, Equatable {
@@ -41,13 +42,13 @@ public struct HomeAssistantDiscovery: Sendable, Equatable {
         self.version = version
     }
 
-    /// The node id shared by this server's configs.
+    /// The node id shared by this camera's configs.
     public var nodeID: String { "sightline_" + Self.slug(topics.camera) }
 
-    /// Matches every config of this server (to find ones left from before).
+    /// Matches every config of this camera (to find ones left from before).
     public var subscription: String { "\(discoveryPrefix)/+/\(nodeID)/+/config" }
 
-    /// Whether `topic` is one of this server's config topics.
+    /// Whether `topic` is one of this camera's config topics.
     public func owns(_ topic: String) -> Bool {
         let levels = topic.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         let prefix = discoveryPrefix.split(separator: "/", omittingEmptySubsequences: false).map(String.init)

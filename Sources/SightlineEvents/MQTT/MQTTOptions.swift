@@ -15,9 +15,11 @@ public struct MQTTOptions: Sendable, Equatable {
     public var caFile: String?
     public var certFile: String?
     public var keyFile: String?
-    /// Default: `sightline-<camera>`.
+    /// Default: `sightline-<camera>`, the camera being the first camera's name
+    /// (the connection is the server's, shared by every camera).
     public var clientID: String
     public var topicPrefix = "sightline"
+    /// The first camera's name (for the default client id and `topics`).
     public var camera: String
     /// Seconds between keep-alive pings; the broker sends the last will after 1.5 times this without one.
     public var keepalive = 30
@@ -30,8 +32,6 @@ public struct MQTTOptions: Sendable, Equatable {
     public var statsSeconds = 60.0
     public var homeAssistant = false
     public var discoveryPrefix = "homeassistant"
-    /// Events get clips (`has_clip` and `clip` in event messages).
-    public var clips = false
     /// QoS 1 messages handed to libmosquitto and not yet acknowledged, at most.
     public var maxInFlight = 20
 
@@ -41,10 +41,7 @@ public struct MQTTOptions: Sendable, Equatable {
         self.clientID = clientID ?? "sightline-\(camera)"
     }
 
-    /// One of several cameras: availability and stats under its camera (`MQTTTopics.ownStatus`).
-    public var ownStatus = false
-
-    public var topics: MQTTTopics { MQTTTopics(prefix: topicPrefix, camera: camera, ownStatus: ownStatus) }
+    public var topics: MQTTTopics { MQTTTopics(prefix: topicPrefix, camera: camera) }
 
     /// Checks values; the message names the setting.
     public func validate() throws {

@@ -7,22 +7,27 @@ import SightlineSupport
 import SightlinePipeline
 import SightlineHTTP
 
-/// Publishes events, counts, snapshots, stats and Home Assistant discovery
-/// to an MQTT broker through libmosquitto, on a thread of its own
-/// (`sightline.mqtt`) that owns the connection (`MQTTSession`).
+/// The server's broker connection, shared by every camera: publishes
+/// events, counts, snapshots, stats and Home Assistant discovery through
+/// libmosquitto, on a thread of its own (`sightline.mqtt`) that owns the
+/// connection (`MQTTSession`). One per distinct broker configuration
+/// (`MQTTConnections`), normally one for the server: one client id, one
+/// last will on `<prefix>/available`, one `<prefix>/stats`.
 ///
-/// `enqueue` never waits (the pipeline thread calls it): it leaves messages
-/// in the bounded `MQTTOutbox` and wakes the thread through an eventfd. A
-/// broker that is away, slow or refusing costs the pipeline nothing: event
-/// messages beyond `queueLimit` drop oldest first (counted), state topics
-/// keep only their newest value. The thread reconnects with back-off
+/// Each camera reaches it through its `MQTTCameraChannel` (`channel`), which
+/// leaves messages in the bounded `MQTTOutbox`, in the camera's lane, and
+/// wakes the thread through an eventfd; `enqueue` never waits. A broker that
+/// is away, slow or refusing costs the pipelines nothing: event messages
+/// beyond `queueLimit` (for the whole connection) drop oldest first from the
+/// camera holding the most (counted), state topics keep only their newest
+/// value, and the lanes take turns. The thread reconnects with back-off
 /// (`reconnectMinSeconds` doubling to `reconnectMaxSeconds`), republishes
 /// `available`, the retained state and discovery after each reconnect, and
 /// sends QoS 1 messages at most `maxInFlight` at a time.
 ///
-/// Threads: `enqueue`, `setCatalog` and `status` from any thread; `start`
-/// and `stop` from the main thread. Shared state is in `Mutex`es; the
-/// eventfd is written by any thread and read only by the publisher's.
+/// Threads: `channel`, `attach`, `detach` and `status` from any thread;
+/// `start` and `stop` from the main thread. Shared state is in `Mutex`es;
+/// the eventfd is written by any thread and read only by the publisher's.
 public final class MQTTPublisher: Sendable {
     public struct Status: Codable, Sendable, Equatable {
         public var broker: String
@@ -47,8 +52,10 @@ public final class MQTTPublisher: Sendable {
     struct Control {
         var stopRequested = false
         var started = false
-        var catalog: HomeAssistantDiscovery.Catalog?
-        var catalogVersion = 0
+        /// The cameras on the connection, in the order they attached (the first's figures lead `<prefix>/stats`).
+        var channels: [MQTTCameraChannel] = []
+        /// Cameras that left and what to do about their topics (the session takes them).
+        var leaving: [(channel: MQTTCameraChannel, clear: Bool)] = []
     }
 
     public let options: MQTTOptions
@@ -56,20 +63,17 @@ public final class MQTTPublisher: Sendable {
     let outbox: MQTTOutbox
     let wakeFD: Int32
     let logger: Logger
-    let statsPayload: @Sendable (Status) -> Data?
     let control = Mutex(Control())
     let state: Mutex<Status>
     private let finished = DispatchSemaphore(value: 0)
 
-    /// `statsPayload` makes the `<prefix>/stats` message (publisher thread).
-    public init(options: MQTTOptions, logger: Logger, statsPayload: @escaping @Sendable (Status) -> Data? = { _ in nil }) throws {
+    public init(options: MQTTOptions, logger: Logger) throws {
         try options.validate()
         let fd = slmqtt_wake_open()
         guard fd >= 0 else { throw ConfigError.invalid("mqtt: cannot make an eventfd (\(String(cString: strerror(errno))))") }
         self.options = options
         self.topics = options.topics
         self.logger = logger
-        self.statsPayload = statsPayload
         wakeFD = fd
         outbox = MQTTOutbox(capacity: options.queueLimit, wake: { slmqtt_wake_signal(fd) })
         state = Mutex(Status(broker: "\(options.host):\(options.port)", clientId: options.clientID))
@@ -79,32 +83,38 @@ public final class MQTTPublisher: Sendable {
 
     // MARK: - Any thread
 
-    /// Event messages, their snapshots and the counts (pipeline thread; never waits).
-    public func enqueue(_ batch: EventBatch) {
-        for change in batch.changes {
-            outbox.push(.event(change.type, before: change.before, after: change.after))
-            if change.bestChanged {
-                outbox.pushState(MQTTMessage(topic: topics.snapshot(change.after.label), payload: change.bestJPEG,
-                                             qos: 1, retain: true))
-            }
-        }
-        for (label, count) in batch.counts ?? [:] {
-            outbox.pushState(MQTTMessage(topic: topics.count(label), text: "\(count)", qos: 1, retain: true))
-        }
-        for (name, count) in batch.people ?? [:] {
-            outbox.pushState(MQTTMessage(topic: topics.person(name), text: "\(count)", qos: 1, retain: true))
-        }
+    /// A camera's channel onto this connection (not attached yet); `report`: its figures in `<prefix>/stats`.
+    public func channel(camera: String, clips: Bool = false, report: MQTTStatsReport? = nil) -> MQTTCameraChannel {
+        MQTTCameraChannel(publisher: self, camera: camera, clips: clips, report: report)
     }
 
-    /// The templates and people that exist now (for discovery and zero counts).
-    public func setCatalog(_ catalog: HomeAssistantDiscovery.Catalog) {
-        let changed = control.withLock { control -> Bool in
-            guard control.catalog != catalog else { return false }
-            control.catalog = catalog
-            control.catalogVersion += 1
-            return true
+    func attach(_ channel: MQTTCameraChannel) {
+        control.withLock { control in
+            guard !control.channels.contains(where: { $0 === channel }) else { return }
+            control.leaving.removeAll { $0.channel === channel }
+            control.channels.append(channel)
         }
-        if changed { slmqtt_wake_signal(wakeFD) }
+        wake()
+    }
+
+    func detach(_ channel: MQTTCameraChannel, clear: Bool) {
+        control.withLock { control in
+            guard let index = control.channels.firstIndex(where: { $0 === channel }) else { return }
+            control.channels.remove(at: index)
+            control.leaving.append((channel, clear))
+        }
+        wake()
+    }
+
+    /// The cameras on the connection now.
+    public var cameras: [String] { control.withLock { $0.channels.map(\.camera) } }
+
+    func wake() { slmqtt_wake_signal(wakeFD) }
+
+    /// The `<prefix>/stats` message (publisher thread): every camera's figures.
+    func statsPayload() -> Data? {
+        let reports = control.withLock { $0.channels.compactMap(\.report) }
+        return MQTTStatsReport.payload(cameras: reports.map { $0.figures() }, status: status)
     }
 
     public var status: Status {
@@ -130,7 +140,7 @@ public final class MQTTPublisher: Sendable {
         thread.name = "sightline.mqtt"
         thread.start()
         logger.info("mqtt: publishing", metadata: ["broker": "\(options.host):\(options.port)",
-                                                   "prefix": "\(options.topicPrefix)", "camera": "\(options.camera)",
+                                                   "prefix": "\(options.topicPrefix)", "clientId": "\(options.clientID)",
                                                    "homeAssistant": "\(options.homeAssistant)"])
     }
 

@@ -8,19 +8,36 @@ import SightlineHTTP
 
 /// The publisher's thread: connects, reconnects with back-off, drains the
 /// outbox while at most `maxInFlight` QoS 1 messages wait for the broker,
-/// keeps the connection alive, publishes stats, and keeps Home Assistant
-/// discovery in step with the catalog. Made and used only on that thread
+/// keeps the connection alive, publishes stats, and keeps each camera's
+/// zero counts and Home Assistant discovery in step with its catalog; takes
+/// cameras as they attach and, for one removed (`detach(clear: true)`),
+/// clears its retained topics and discovery configs. Made and used only on that thread
 /// (`sightline.mqtt`), so its state needs no lock; what others read goes to
 /// the publisher's `state` mutex.
 final class MQTTSession {
     private struct InFlight {
         var mid: Int32
+        var lane: String
         var message: MQTTMessage
+    }
+
+    /// A camera on the connection: its discovery and what of it is published.
+    private final class CameraSync {
+        let channel: MQTTCameraChannel
+        let discovery: HomeAssistantDiscovery
+        /// Discovery configs as published.
+        var desired: [String: Data] = [:]
+        var syncedCatalog = -1
+        var subscribed = false
+
+        init(channel: MQTTCameraChannel, discoveryPrefix: String) {
+            self.channel = channel
+            discovery = HomeAssistantDiscovery(topics: channel.topics, discoveryPrefix: discoveryPrefix)
+        }
     }
 
     private let publisher: MQTTPublisher
     private let options: MQTTOptions
-    private let discovery: HomeAssistantDiscovery
     private var connection: MQTTConnection?
     private var connected = false
     private var connectStarted: UInt64 = 0
@@ -29,10 +46,9 @@ final class MQTTSession {
     private var inFlight: [InFlight] = []
     /// The last retained message per topic, republished after a reconnect
     /// (the broker may have restarted without them).
-    private var retained: [String: MQTTMessage] = [:]
-    /// Discovery configs as published.
-    private var desired: [String: Data] = [:]
-    private var syncedCatalog = -1
+    private var retained: [String: (lane: String, message: MQTTMessage)] = [:]
+    /// The cameras attached, by channel.
+    private var cameras: [ObjectIdentifier: CameraSync] = [:]
     private var nextStats: UInt64
     /// A CONNACK must come within this after connecting.
     private let connectTimeout: UInt64 = 10_000_000_000
@@ -40,7 +56,6 @@ final class MQTTSession {
     init(publisher: MQTTPublisher) {
         self.publisher = publisher
         options = publisher.options
-        discovery = HomeAssistantDiscovery(topics: publisher.topics, discoveryPrefix: publisher.options.discoveryPrefix)
         nextStats = MonotonicClock.nanos() + Self.nanos(publisher.options.statsSeconds)
     }
 
@@ -63,11 +78,11 @@ final class MQTTSession {
         }
         if options.statsSeconds > 0, now >= nextStats {
             nextStats = now + Self.nanos(options.statsSeconds)
-            if let payload = publisher.statsPayload(publisher.status) {
+            if let payload = publisher.statsPayload() {
                 publisher.outbox.pushState(MQTTMessage(topic: publisher.topics.stats, payload: payload, qos: 0))
             }
         }
-        syncCatalog()
+        syncCameras()
         drain()
         poll(timeoutMs: timeout(now: now))
     }
@@ -142,31 +157,26 @@ final class MQTTSession {
         publisher.state.withLock { $0.connected = true; $0.connections += 1; $0.lastError = nil }
         publisher.logger.info("mqtt: connected", metadata: ["broker": "\(options.host):\(options.port)"])
         send(MQTTMessage(topic: publisher.topics.available, text: "online", qos: 1, retain: true))
-        for message in retained.values where message.topic != publisher.topics.available {
-            publisher.outbox.pushStateIfAbsent(message)
+        for (topic, kept) in retained where topic != publisher.topics.available {
+            publisher.outbox.pushStateIfAbsent(kept.message, lane: kept.lane)
         }
-        if options.homeAssistant {
-            do {
-                try connection?.subscribe(discovery.subscription)
-            } catch {
-                lost("\(error)")
-            }
-        }
+        for camera in cameras.values { camera.subscribed = false }
+        subscribeDiscovery()
     }
 
     /// Closes the connection; what was in flight goes back to the outbox
     /// (sent again: at least once), and the next attempt waits the back-off.
     private func lost(_ why: String) {
         let wasConnected = connected
-        var events: [MQTTOutbox.Item] = []
+        var events: [MQTTOutbox.Entry] = []
         for pending in inFlight {
             // `online` is announced afresh by the next connection: sent
             // again from here it would go out twice.
             if pending.message.topic == publisher.topics.available { continue }
             if pending.message.retain {
-                publisher.outbox.pushStateIfAbsent(pending.message)
+                publisher.outbox.pushStateIfAbsent(pending.message, lane: pending.lane)
             } else {
-                events.append(.message(pending.message))
+                events.append(MQTTOutbox.Entry(lane: pending.lane, item: .message(pending.message)))
             }
         }
         publisher.outbox.requeue(events)
@@ -194,9 +204,9 @@ final class MQTTSession {
     // MARK: - Sending
 
     private func drain() {
-        while connected, inFlight.count < options.maxInFlight, let item = publisher.outbox.next() {
-            guard let message = format(item) else { continue }
-            send(message)
+        while connected, inFlight.count < options.maxInFlight, let entry = publisher.outbox.next() {
+            guard let message = format(entry.item) else { continue }
+            send(message, lane: entry.lane)
         }
     }
 
@@ -204,68 +214,125 @@ final class MQTTSession {
         switch item {
         case .message(let message):
             return message
-        case .event(let type, let before, let after):
-            guard let payload = try? MQTTEventPayload(type: type, before: before, after: after, clips: options.clips).jsonData() else {
+        case .event(let type, let before, let after, let clips):
+            guard let payload = try? MQTTEventPayload(type: type, before: before, after: after, clips: clips).jsonData() else {
                 return nil
             }
             return MQTTMessage(topic: publisher.topics.events, payload: payload, qos: 1, retain: false)
         }
     }
 
-    private func send(_ message: MQTTMessage) {
+    private func send(_ message: MQTTMessage, lane: String = MQTTOutbox.serverLane) {
         guard let connection else { return }
         do {
             let mid = try connection.publish(message)
             if message.qos > 0 {
-                inFlight.append(InFlight(mid: mid, message: message))
+                inFlight.append(InFlight(mid: mid, lane: lane, message: message))
                 publisher.state.withLock { $0.inFlight = inFlight.count }
             } else {
                 publisher.state.withLock { $0.published += 1 }
             }
             if message.retain {
-                if message.payload.isEmpty { retained.removeValue(forKey: message.topic) } else { retained[message.topic] = message }
+                if message.payload.isEmpty {
+                    retained.removeValue(forKey: message.topic)
+                } else {
+                    retained[message.topic] = (lane, message)
+                }
             }
         } catch {
             if message.retain {
-                publisher.outbox.pushStateIfAbsent(message)
+                publisher.outbox.pushStateIfAbsent(message, lane: lane)
             } else if message.topic == publisher.topics.events {
-                publisher.outbox.requeue([.message(message)])
+                publisher.outbox.requeue([MQTTOutbox.Entry(lane: lane, item: .message(message))])
             }
             lost("\(error)")
         }
     }
 
-    // MARK: - Catalog and discovery
+    // MARK: - Cameras, catalogs and discovery
+
+    /// Takes cameras that attached or left, then brings each camera's zero
+    /// counts and discovery in step with its catalog where it changed.
+    private func syncCameras() {
+        let (channels, leaving) = publisher.control.withLock { control in
+            defer { control.leaving.removeAll() }
+            return (control.channels, control.leaving)
+        }
+        for (channel, clear) in leaving { leave(channel, clear: clear) }
+        var added = false
+        for channel in channels where cameras[ObjectIdentifier(channel)] == nil {
+            cameras[ObjectIdentifier(channel)] = CameraSync(channel: channel, discoveryPrefix: options.discoveryPrefix)
+            added = true
+        }
+        if added { subscribeDiscovery() }
+        for camera in cameras.values { syncCatalog(camera) }
+        let configs = cameras.values.reduce(0) { $0 + $1.desired.count }
+        publisher.state.withLock { $0.discoveryConfigs = configs }
+    }
 
     /// Zero counts for templates and people nobody has counted yet, and the
     /// discovery configs when Home Assistant is on; runs when the catalog changed.
-    private func syncCatalog() {
-        let (catalog, version) = publisher.control.withLock { ($0.catalog, $0.catalogVersion) }
-        guard let catalog, version != syncedCatalog else { return }
-        syncedCatalog = version
-        var countTopics = catalog.templates.map { publisher.topics.count($0) } + catalog.people.map { publisher.topics.person($0) }
-        if catalog.faces { countTopics.append(publisher.topics.count(EventTracker.faceLabel)) }
+    private func syncCatalog(_ camera: CameraSync) {
+        let channel = camera.channel
+        let (catalog, version) = channel.catalog.withLock { ($0.catalog, $0.version) }
+        guard let catalog, version != camera.syncedCatalog else { return }
+        camera.syncedCatalog = version
+        let topics = channel.topics
+        var countTopics = catalog.templates.map { topics.count($0) } + catalog.people.map { topics.person($0) }
+        if catalog.faces { countTopics.append(topics.count(EventTracker.faceLabel)) }
         for topic in countTopics where retained[topic] == nil {
-            publisher.outbox.pushStateIfAbsent(MQTTMessage(topic: topic, text: "0", qos: 1, retain: true))
+            publisher.outbox.pushStateIfAbsent(MQTTMessage(topic: topic, text: "0", qos: 1, retain: true), lane: channel.lane)
         }
         guard options.homeAssistant else { return }
-        let configs = discovery.configs(for: catalog)
-        for (topic, payload) in configs where desired[topic] != payload {
-            publisher.outbox.pushState(MQTTMessage(topic: topic, payload: payload, qos: 1, retain: true))
+        let configs = camera.discovery.configs(for: catalog)
+        for (topic, payload) in configs where camera.desired[topic] != payload {
+            publisher.outbox.pushState(MQTTMessage(topic: topic, payload: payload, qos: 1, retain: true), lane: channel.lane)
         }
-        for topic in desired.keys where configs[topic] == nil {
-            publisher.outbox.pushState(MQTTMessage(topic: topic, payload: Data(), qos: 1, retain: true))
+        for topic in camera.desired.keys where configs[topic] == nil {
+            publisher.outbox.pushState(MQTTMessage(topic: topic, payload: Data(), qos: 1, retain: true), lane: channel.lane)
         }
-        desired = configs
-        publisher.state.withLock { $0.discoveryConfigs = configs.count }
+        camera.desired = configs
     }
 
-    /// A config of this server's node left on the broker from before (a
-    /// template or person deleted while the server was down): removed.
+    /// A camera left: forgotten; removed for good (`clear`), its retained
+    /// topics (counts, snapshots: sent or waiting) and discovery configs are
+    /// cleared with empty retained messages, so neither a newcomer nor Home
+    /// Assistant sees a camera that is gone. Its event messages still go out.
+    private func leave(_ channel: MQTTCameraChannel, clear: Bool) {
+        let camera = cameras.removeValue(forKey: ObjectIdentifier(channel))
+        guard clear else { return }
+        var topics = Set(retained.filter { $0.value.lane == channel.lane }.map(\.key))
+        topics.formUnion(publisher.outbox.waitingStateTopics(lane: channel.lane))
+        if let camera { topics.formUnion(camera.desired.keys) }
+        for topic in topics.sorted() {
+            retained.removeValue(forKey: topic)
+            publisher.outbox.pushState(MQTTMessage(topic: topic, payload: Data(), qos: 1, retain: true), lane: channel.lane)
+        }
+        publisher.logger.info("mqtt: camera removed; its retained topics and discovery configs cleared",
+                              metadata: ["camera": "\(channel.camera)", "topics": "\(topics.count)"])
+    }
+
+    /// Home Assistant: subscribes to each camera's configs (to find ones left from before), once per connection.
+    private func subscribeDiscovery() {
+        guard options.homeAssistant, connected, let connection else { return }
+        for camera in cameras.values where !camera.subscribed {
+            do {
+                try connection.subscribe(camera.discovery.subscription)
+                camera.subscribed = true
+            } catch {
+                lost("\(error)")
+                return
+            }
+        }
+    }
+
+    /// A config of a camera of this server left on the broker from before
+    /// (a template or person deleted while the server was down): removed.
     private func removeIfStale(topic: String, payload: Data) {
-        guard options.homeAssistant, syncedCatalog >= 0, !payload.isEmpty, discovery.owns(topic),
-              desired[topic] == nil else { return }
-        publisher.outbox.pushState(MQTTMessage(topic: topic, payload: Data(), qos: 1, retain: true))
+        guard options.homeAssistant, !payload.isEmpty,
+              let camera = cameras.values.first(where: { $0.discovery.owns(topic) }),
+              camera.syncedCatalog >= 0, camera.desired[topic] == nil else { return }
+        publisher.outbox.pushState(MQTTMessage(topic: topic, payload: Data(), qos: 1, retain: true), lane: camera.channel.lane)
     }
 
     // MARK: - Stopping

@@ -5,29 +5,61 @@ import SightlineSupport
 import SightlinePipeline
 import SightlineHTTP
 
-/// The `<prefix>/stats` message: frame rates (capture, processed, sent),
-/// drops by reason, the face detector's rate, clients, events and the MQTT
-/// link, made every `statsSeconds` on the publisher's thread.
+/// One camera's figures in the `<prefix>/stats` message: frame rates
+/// (capture, processed, sent), drops by reason, the face detector's rate,
+/// clients and events; `payload` makes the message of the server's one
+/// connection every `statsSeconds` on the publisher's thread.
 ///
-/// Threads: `payload` on the publisher's thread; the detector count it
+/// The message keeps the one-camera shape of before at its top level
+/// (`camera`, `time`, `fps`, `drops`, `detector`, `clients`, `events`,
+/// `mqtt`), those figures being the first camera's (the one of the
+/// unprefixed routes), and adds `cameras`, every camera's figures by its
+/// name, as Frigate's stats do; `mqtt` is the connection's.
+///
+/// Threads: `figures` on the publisher's thread; the detector count it
 /// compares against is in a `Mutex`, the sink (attached once after it is
 /// made) in another.
 public final class MQTTStatsReport: Sendable {
-    struct Message: Encodable {
+    struct Figures: Encodable {
         struct FPS: Encodable { var capture: Double; var processed: Double; var sent: Double }
         struct Detector: Encodable { var facesPerSecond: Double }
         struct Clients: Encodable { var webSocket: Int; var mjpeg: Int }
         struct Events: Encodable { var open: Int; var stored: Int; var bytes: Int; var dropped: UInt64; var failed: UInt64 }
-        struct Link: Encodable { var published: UInt64; var dropped: UInt64; var queued: Int; var connections: UInt64; var failures: UInt64 }
 
         var camera: String
-        var time: Double
         var fps: FPS
         var drops: [String: UInt64]
         var detector: Detector
         var clients: Clients
         var events: Events?
+    }
+
+    struct Message: Encodable {
+        struct Link: Encodable { var published: UInt64; var dropped: UInt64; var queued: Int; var connections: UInt64; var failures: UInt64 }
+
+        var camera: String?
+        var time: Double
+        var fps: Figures.FPS?
+        var drops: [String: UInt64]?
+        var detector: Figures.Detector?
+        var clients: Figures.Clients?
+        var events: Figures.Events?
         var mqtt: Link
+        var cameras: [String: Figures]
+    }
+
+    /// The message for `cameras` (the first leads) on a connection of `status`.
+    static func payload(cameras: [Figures], status: MQTTPublisher.Status) -> Data? {
+        let first = cameras.first
+        let message = Message(
+            camera: first?.camera, time: MonotonicClock.wallSeconds(), fps: first?.fps, drops: first?.drops,
+            detector: first?.detector, clients: first?.clients, events: first?.events,
+            mqtt: .init(published: status.published, dropped: status.dropped, queued: status.queuedEvents,
+                        connections: status.connections, failures: status.failures),
+            cameras: Dictionary(cameras.map { ($0.camera, $0) }, uniquingKeysWith: { first, _ in first }))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return try? encoder.encode(message)
     }
 
     private let camera: String
@@ -46,7 +78,7 @@ public final class MQTTStatsReport: Sendable {
         self.sink.withLock { $0 = sink }
     }
 
-    public func payload(_ status: MQTTPublisher.Status) -> Data? {
+    func figures() -> Figures {
         let snapshot = stats.snapshot()
         let now = MonotonicClock.nanos()
         let detections = snapshot.stages[.faceDetect]?.count ?? 0
@@ -56,24 +88,19 @@ public final class MQTTStatsReport: Sendable {
             return Double(detections - previous.count) / (Double(now - previous.nanos) / 1e9)
         }
         let round = { (value: Double) in value.rounded(toPlaces: 2) }
-        var events: Message.Events?
+        var events: Figures.Events?
         if let sink = sink.withLock({ $0 }) {
             let totals = store.totals
             let recorder = sink.recorder.counts
-            events = Message.Events(open: sink.trackerCounts.open, stored: totals.events, bytes: totals.bytes,
+            events = Figures.Events(open: sink.trackerCounts.open, stored: totals.events, bytes: totals.bytes,
                                     dropped: recorder.dropped, failed: recorder.failed)
         }
-        let message = Message(
-            camera: camera, time: MonotonicClock.wallSeconds(),
+        return Figures(
+            camera: camera,
             fps: .init(capture: round(snapshot.captureFPS), processed: round(snapshot.processedFPS), sent: round(snapshot.sentFPS)),
             drops: Dictionary(uniqueKeysWithValues: snapshot.drops.map { ($0.key.rawValue, $0.value) }),
             detector: .init(facesPerSecond: round(rate)),
             clients: .init(webSocket: snapshot.webSocketClients, mjpeg: snapshot.mjpegClients),
-            events: events,
-            mqtt: .init(published: status.published, dropped: status.dropped, queued: status.queuedEvents,
-                        connections: status.connections, failures: status.failures))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return try? encoder.encode(message)
+            events: events)
     }
 }

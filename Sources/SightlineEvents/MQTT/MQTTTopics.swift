@@ -7,25 +7,24 @@ import Foundation
 ///   `<prefix>/<camera>/<label>/snapshot`: the best JPEG of its latest event (retained);
 /// - `<prefix>/<camera>/face/<name>`: how many faces recognised as that person are in view (retained);
 /// - `<prefix>/stats`: rates and counters every `statsSeconds`.
-/// With several cameras (`cameras:`), each has its own broker connection, so
-/// its availability and stats are its own: `<prefix>/<camera>/available` and
-/// `<prefix>/<camera>/stats` (`ownStatus`); events stay on `<prefix>/events`,
-/// each naming its camera.
+/// With several cameras (`cameras:`) they share the server's one broker
+/// connection (`MQTTPublisher`), so `available` and `stats` are the
+/// server's, as with one camera; events stay on `<prefix>/events`, each
+/// naming its camera, and the rest is under each camera's name.
 public struct MQTTTopics: Sendable, Equatable {
     public let prefix: String
     public let camera: String
-    /// Availability and stats under the camera (one of several cameras).
-    public let ownStatus: Bool
 
-    public init(prefix: String, camera: String, ownStatus: Bool = false) {
+    public init(prefix: String, camera: String) {
         self.prefix = prefix
         self.camera = camera
-        self.ownStatus = ownStatus
     }
 
-    public var available: String { ownStatus ? "\(prefix)/\(camera)/available" : "\(prefix)/available" }
+    public var available: String { "\(prefix)/available" }
     public var events: String { "\(prefix)/events" }
-    public var stats: String { ownStatus ? "\(prefix)/\(camera)/stats" : "\(prefix)/stats" }
+    public var stats: String { "\(prefix)/stats" }
+    /// Everything of this camera's but events: `<prefix>/<camera>/`.
+    public var cameraPrefix: String { "\(prefix)/\(camera)/" }
 
     public func count(_ label: String) -> String { "\(prefix)/\(camera)/\(Self.level(label))" }
     public func snapshot(_ label: String) -> String { "\(prefix)/\(camera)/\(Self.level(label))/snapshot" }

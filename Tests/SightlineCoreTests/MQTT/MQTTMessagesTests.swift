@@ -19,18 +19,39 @@ import Testing
         outbox.pushStateIfAbsent(Self.message(9, topic: "count"))
         #expect(outbox.counts == MQTTOutbox.Counts(events: 3, states: 2, dropped: 2))
         var sent: [MQTTMessage] = []
-        while let item = outbox.next() {
-            guard case .message(let message) = item else { continue }
+        while let entry = outbox.next() {
+            guard case .message(let message) = entry.item else { continue }
             sent.append(message)
         }
         #expect(sent.map { "\($0.topic)=\(String(decoding: $0.payload, as: UTF8.self))" }
                 == ["events=3", "events=4", "events=5", "count=4", "snapshot=1"], "events first, then each state's newest")
         outbox.push(.message(Self.message(6, topic: "events")))
-        outbox.requeue([.message(Self.message(4, topic: "events")), .message(Self.message(5, topic: "events"))])
+        outbox.requeue([4, 5].map { MQTTOutbox.Entry(lane: MQTTOutbox.serverLane, item: .message(Self.message($0, topic: "events"))) })
         outbox.push(.message(Self.message(7, topic: "events")))
         #expect(outbox.counts.dropped == 3, "requeued in front; the oldest goes when full")
-        guard case .message(let first) = outbox.next() else { Issue.record("empty"); return }
+        guard case .message(let first) = outbox.next()?.item else { Issue.record("empty"); return }
         #expect(first.payload == Data("5".utf8))
+    }
+
+    /// Two cameras on the one connection: a flood from one drops its own
+    /// oldest events, and the other's count goes out within a turn.
+    @Test func aCameraFloodingEventsNeitherDropsNorDelaysAnothers() {
+        let outbox = MQTTOutbox(capacity: 4)
+        outbox.push(.message(Self.message(1, topic: "yard-event")), lane: "yard")
+        for n in 1...10 { outbox.push(.message(Self.message(n, topic: "door-event")), lane: "door") }
+        outbox.pushState(Self.message(2, topic: "yard/logo"), lane: "yard")
+        outbox.pushState(Self.message(1, topic: "stats"))
+        #expect(outbox.counts == MQTTOutbox.Counts(events: 4, states: 2, dropped: 7))
+        #expect(outbox.waitingStateTopics(lane: "yard") == ["yard/logo"])
+        var sent: [String] = []
+        while let entry = outbox.next() {
+            guard case .message(let message) = entry.item else { continue }
+            sent.append("\(entry.lane):\(message.topic)=\(String(decoding: message.payload, as: UTF8.self))")
+        }
+        #expect(sent == ["yard:yard-event=1", "door:door-event=8", ":stats=1", "yard:yard/logo=2",
+                         "door:door-event=9", "door:door-event=10"],
+                "the flooding lane lost its own oldest; lanes take turns, events first within each")
+        #expect(outbox.isEmpty && outbox.counts == MQTTOutbox.Counts(events: 0, states: 0, dropped: 7))
     }
 
     @Test func eventsHaveFrigatesShape() throws {
