@@ -5,7 +5,6 @@ a server with one camera shows the card with its add form; adding a camera (the 
 """
 import json
 import os
-import subprocess
 import sys
 import urllib.request
 from pathlib import Path
@@ -40,10 +39,7 @@ def one_camera_server():
     if not VIDEO.is_file():
         pytest.skip(f"test data not found at {VIDEO}; set SIGHTLINE_TEST_DATA")
     server = SightlineServer(server_binary(), source="demo?fps=10")
-    added = subprocess.run([str(server_binary()), "token", "add", "kitchen", "--role", "viewer",
-                            "--data-dir", server.data_dir], capture_output=True, text=True, timeout=30)
-    assert added.returncode == 0, added.stderr
-    server.viewer_token = added.stdout.strip()
+    server.viewer_token = server.add_token("kitchen")
     try:
         server.start()
         yield server

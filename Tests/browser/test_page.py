@@ -106,6 +106,14 @@ class SightlineServer:
         self.stop()
         raise RuntimeError(f"sightline did not answer GET /api/state within {READY_TIMEOUT_S} s:\n{self.log()}")
 
+    def add_token(self, name, role="viewer"):
+        """Adds a token to the server's data directory with `sightline token add` (before or
+        while it runs) and returns it."""
+        added = subprocess.run([self.binary, "token", "add", name, "--role", role, "--data-dir", self.data_dir],
+                               capture_output=True, text=True, timeout=30)
+        assert added.returncode == 0, added.stderr
+        return added.stdout.strip()
+
     def ssl_context(self):
         """None over HTTP; over HTTPS one that accepts the server's self-signed certificate."""
         if self.scheme != "https":

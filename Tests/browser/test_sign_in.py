@@ -3,7 +3,6 @@
 asks to sign in without the browser's own Basic prompt; a viewer token shows the picture and
 says what a viewer may not do; signing out stops the picture; an admin may change things.
 """
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -27,10 +26,7 @@ def closed_server():
     config = Path(server.data_dir) / "closed.yaml"
     config.write_text("access: {view: token}\n")
     server.extra_args += ["--config", str(config)]
-    added = subprocess.run([str(server_binary()), "token", "add", "livingroom", "--role", "viewer",
-                            "--data-dir", server.data_dir], capture_output=True, text=True, timeout=30)
-    assert added.returncode == 0, added.stderr
-    server.viewer_token = added.stdout.strip()
+    server.viewer_token = server.add_token("livingroom")
     try:
         server.start()
         yield server

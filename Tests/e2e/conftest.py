@@ -393,6 +393,16 @@ def check_frame_pairs(log: FrameLog, who: str = "client") -> None:
                 f"{who}: seq {seq}: box extends past the frame: {d}"
 
 
+def frames_of(server, path: str, pairs: int) -> FrameLog:
+    """`pairs` frames from a WebSocket on `path` (within 30 s), each pair checked."""
+    log = FrameLog()
+    with ws_connect(server.port, path) as ws:
+        receive_frames(ws, log, pairs=pairs, timeout=30)
+    check_frame_pairs(log, path)
+    assert len(log.pairs) >= pairs, f"{path}: {len(log.pairs)} frames of {pairs}"
+    return log
+
+
 def ws_handshake_raw(port: int, path: str = "/ws", rcvbuf: int = 4096, timeout: float = 10.0):
     """Open a WebSocket by hand on a raw socket with a tiny receive buffer and return the
     socket after the 101 response. The caller then never reads from it."""

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (REPO, TOKEN, FrameLog, check_frame_pairs, http_get, receive_frames, server_binary,
-                      ws_connect)
+from conftest import (REPO, TOKEN, FrameLog, http_get, receive_frames, server_binary,
+                      ws_connect, frames_of)
 
 SHARED_VIDEO = REPO.parent / "shared" / "testdata" / "video"
 VTEST = SHARED_VIDEO / "vtest.avi"  # 768x576, 10 fps
@@ -65,15 +65,6 @@ def names(server) -> list[str]:
     status, answer = request(server, "GET", "/api/cameras")
     assert status == 200, answer
     return [c["name"] for c in answer["cameras"]]
-
-
-def frames_of(server, path: str, pairs: int) -> FrameLog:
-    log = FrameLog()
-    with ws_connect(server.port, path) as ws:
-        receive_frames(ws, log, pairs=pairs, timeout=30)
-    check_frame_pairs(log, path)
-    assert len(log.pairs) >= pairs, f"{path}: {len(log.pairs)} frames of {pairs}"
-    return log
 
 
 def sizes(log: FrameLog) -> set:

@@ -11,8 +11,7 @@ import threading
 import time
 from pathlib import Path
 
-from conftest import (REPO, TOKEN, FrameLog, check_frame_pairs, decode_jpeg, http_get, read_mjpeg_parts,
-                      receive_frames, ws_connect)
+from conftest import REPO, TOKEN, decode_jpeg, frames_of, http_get, read_mjpeg_parts
 
 VIDEO = REPO.parent / "shared" / "testdata" / "video" / "vtest.avi"  # 768x576, 10 fps
 
@@ -35,15 +34,6 @@ def get_json(server, path: str):
     status, _, body = http_get(server.port, path, headers={"authorization": f"Bearer {TOKEN}"})
     assert status == 200, f"GET {path}: {status} {body[:300]!r}"
     return json.loads(body)
-
-
-def frames_of(server, path: str, pairs: int) -> FrameLog:
-    log = FrameLog()
-    with ws_connect(server.port, path) as ws:
-        receive_frames(ws, log, pairs=pairs, timeout=30)
-    check_frame_pairs(log, path)
-    assert len(log.pairs) >= pairs, f"{path}: {len(log.pairs)} frames of {pairs}"
-    return log
 
 
 def test_each_camera_streams_its_own_frames_and_answers_its_own_api(sightline, tmp_path):
