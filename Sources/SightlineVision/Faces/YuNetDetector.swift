@@ -104,7 +104,7 @@ public final class YuNetDetector: FaceDetector {
         /// missed track left for a later pass is carried as the tracker
         /// predicted it. Fewer faces are read as before. nil: never a crowd.
         public var crowdFaces: Int? = nil
-        public var crowdCropsPerPass = 4
+        public var crowdCropsPerPass = 2
         public var crowdCropUpscale = 2.0
         /// A crowd's pass reads this many faces' attributes (the rest carry
         /// their last reading): ten faces at 10 passes a second are each read
@@ -189,7 +189,10 @@ public final class YuNetDetector: FaceDetector {
         var faces = try detectOnce(frame, region: region, limit: limit, inputSize: network.inputSize)
         // Faces from this index on were found on a turned frame.
         var turnedFrom = Int.max
-        if let fine {
+        // A fine pass adds faces only below the limit: with the usual pass's
+        // faces already at it (a crowd at `maxFaces`), its result would be
+        // the usual one, so it is not run.
+        if let fine, faces.count < limit {
             // A fine pass adds what it finds that the usual one did not (faces
             // both find keep the usual pass's landmarks, read upright): it looks
             // at the region at up to `fineInputSize` on its long side (never
