@@ -9,6 +9,9 @@ photo; the 640x480 window pans across the 800x580 wall (back and forth, up to ab
 moves on every frame. Each frame carries its index as make-face-pan.py draws it.
 
   scripts/make-face-crowd.py OUT.avi [--seconds 30] [--fps 25] [--shared ../shared]
+  scripts/make-face-crowd.py OUT.avi --faces lfw     (a second crowd, none of it from ../shared:
+      scikit-image's Labeled Faces in the Wild sample (25x25 gray faces) enlarged to 45-80 px,
+      48 of them in 6 rows of 8 on its brick photo, another seed and pan; about 25 in view)
 
 Then, for example:
   scripts/loadtest.py --spawn --source file:OUT.avi --clients 10 --seconds 60 \\
@@ -58,18 +61,42 @@ def face_crops(shared: Path) -> list[Image.Image]:
     return crops
 
 
+def lfw_wall(rng: random.Random) -> tuple[Image.Image, int]:
+    """48 of scikit-image's LFW faces (the first 100 of its sample are faces), each enlarged to
+    45-80 px with a gray margin, on an 880x620 wall of its brick photo."""
+    faces = data.lfw_subset()[:100]
+    wall = Image.fromarray(data.brick()).convert("RGB").resize((880, 620))
+    placed = 0
+    for row in range(6):
+        for column in range(8):
+            face = Image.fromarray((faces[(placed * 7) % 100] * 255).astype("uint8")).convert("RGB")
+            width = rng.randint(45, 80)
+            tile = Image.new("RGB", (round(width * 1.5), round(width * 1.6)), (118, 112, 104))
+            tile.paste(face.resize((width, round(width * 1.1)), Image.BICUBIC), (round(width * 0.25), round(width * 0.25)))
+            x = 6 + column * 109 + rng.randint(-4, 4)
+            y = 6 + row * 102 + rng.randint(-4, 4)
+            wall.paste(tile, (x, y))
+            placed += 1
+    return wall, placed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", type=Path)
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--fps", type=int, default=25)
     parser.add_argument("--shared", type=Path, default=REPO.parent / "shared")
+    parser.add_argument("--faces", choices=["shared", "lfw"], default="shared")
     args = parser.parse_args()
-    rng = random.Random(28)
-    wall = Image.fromarray(data.coffee()).convert("RGB").resize((800, 580))
-    crops = face_crops(args.shared)
-    placed = 0
-    for row in range(5):
+    if args.faces == "lfw":
+        rng = random.Random(2801)
+        wall, placed = lfw_wall(rng)
+    else:
+        rng = random.Random(28)
+        wall = Image.fromarray(data.coffee()).convert("RGB").resize((800, 580))
+        placed = 0
+    crops = face_crops(args.shared) if args.faces == "shared" else []
+    for row in range(5 if args.faces == "shared" else 0):
         for column in range(7):
             crop = crops[placed % len(crops)]
             face_width = rng.randint(40, 70)
@@ -84,15 +111,15 @@ def main() -> None:
     jpegs = []
     for index in range(frames):
         t = index / args.fps
-        left = (800 - 640) / 2 * (1 - math.cos(2 * math.pi * t / 20))
-        top = (580 - 480) / 2 * (1 - math.cos(2 * math.pi * t / 26))
+        left = (wall.width - 640) / 2 * (1 - math.cos(2 * math.pi * t / (20 if args.faces == "shared" else 17)))
+        top = (wall.height - 480) / 2 * (1 - math.cos(2 * math.pi * t / (26 if args.faces == "shared" else 23)))
         frame = wall.crop((round(left), round(top), round(left) + 640, round(top) + 480))
         pan.draw_code(frame, index)
         buffer = io.BytesIO()
         frame.save(buffer, format="JPEG", quality=85)
         jpegs.append(buffer.getvalue())
     write_mjpeg_avi(args.out, jpegs, 640, 480, args.fps)
-    print(f"{args.out}: {frames} frames, {placed} faces 40-70 px on an 800x580 wall", file=sys.stderr)
+    print(f"{args.out}: {frames} frames, {placed} faces on a {wall.width}x{wall.height} wall", file=sys.stderr)
 
 
 if __name__ == "__main__":
