@@ -43,7 +43,8 @@ spec.loader.exec_module(pan)
 
 
 def face_crops(shared: Path) -> list[Image.Image]:
-    """Each labelled face with a margin of half its box around it."""
+    """Each labelled face with a margin of 3/10 of its box on each side (its `label`: the box
+    within the crop and the roll; the last two crops have none)."""
     faces_dir = shared / "testdata" / "faces"
     labels = json.loads((faces_dir / "faces.json").read_text())
     crops = []
@@ -53,7 +54,9 @@ def face_crops(shared: Path) -> list[Image.Image]:
         photo = Image.open(faces_dir / image["file"]).convert("RGB")
         for face in image["faces"]:
             x, y, w, h = face["box"]
-            crops.append(photo.crop((x - w * 3 // 10, y - h * 3 // 10, x + w + w * 3 // 10, y + h + h * 3 // 10)))
+            crop = photo.crop((x - w * 3 // 10, y - h * 3 // 10, x + w + w * 3 // 10, y + h + h * 3 // 10))
+            crop.label = {"box": [w * 3 // 10, h * 3 // 10, w, h], "roll": face["roll"]}
+            crops.append(crop)
     astronaut = Image.fromarray(data.astronaut())
     crops.append(astronaut.crop((150, 40, 290, 200)))
     grace = Image.open(faces_dir / "grace_hopper.jpg").convert("RGB")
@@ -96,6 +99,7 @@ def main() -> None:
         wall = Image.fromarray(data.coffee()).convert("RGB").resize((800, 580))
         placed = 0
     crops = face_crops(args.shared) if args.faces == "shared" else []
+    labelled = []  # the labelled faces on the wall: box (wall pixels) and roll
     for row in range(5 if args.faces == "shared" else 0):
         for column in range(7):
             crop = crops[placed % len(crops)]
@@ -106,19 +110,39 @@ def main() -> None:
             x = 4 + column * 113 + rng.randint(-3, 3)
             y = 4 + row * 114 + rng.randint(-3, 3)
             wall.paste(tile, (x, y))
+            label = getattr(crop, "label", None)
+            if label:
+                bx, by, bw, bh = label["box"]
+                labelled.append({"box": [x + bx * scale, y + by * scale, bw * scale, bh * scale],
+                                 "roll": label["roll"], "key": f"0:{placed}"})
             placed += 1
     frames = round(args.seconds * args.fps)
     jpegs = []
+    truth = []
     for index in range(frames):
         t = index / args.fps
         left = (wall.width - 640) / 2 * (1 - math.cos(2 * math.pi * t / (20 if args.faces == "shared" else 17)))
         top = (wall.height - 480) / 2 * (1 - math.cos(2 * math.pi * t / (26 if args.faces == "shared" else 23)))
         frame = wall.crop((round(left), round(top), round(left) + 640, round(top) + 480))
         pan.draw_code(frame, index)
+        entries = []
+        for face in labelled:
+            x, y, w, h = face["box"][0] - round(left), face["box"][1] - round(top), face["box"][2], face["box"][3]
+            if x + w <= 0 or y + h <= 0 or x >= 640 or y >= 480:
+                continue
+            inside = x >= 0 and y >= pan.CODE_CELL and x + w <= 640 and y + h <= 480
+            entries.append({"box": [x / 640, y / 480, w / 640, h / 480], "roll": face["roll"], "inside": inside,
+                            "key": face["key"]})
+        truth.append(entries)
         buffer = io.BytesIO()
         frame.save(buffer, format="JPEG", quality=85)
         jpegs.append(buffer.getvalue())
     write_mjpeg_avi(args.out, jpegs, 640, 480, args.fps)
+    if labelled:
+        # The labelled faces (boxes and rolls of faces.json; not the astronaut's and
+        # Grace Hopper's), in scripts/live-faces.py's format: `live-faces.py score OUT.avi`.
+        args.out.with_suffix(".truth.json").write_text(json.dumps(
+            {"fps": args.fps, "width": 640, "height": 480, "holdFrames": frames, "frames": truth}))
     print(f"{args.out}: {frames} frames, {placed} faces on a {wall.width}x{wall.height} wall", file=sys.stderr)
 
 
