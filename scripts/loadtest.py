@@ -115,6 +115,8 @@ class Client:
         self.first = None
         self.last = None
         self.last_seq = None
+        self.boxed_frames = 0    # frames counted for faces boxed a frame (client 0 only)
+        self.boxed_faces = 0
         self.face_frames = 0     # frames scored against --truth (client 0 only)
         self.faces_visible = 0
         self.faces_found = 0
@@ -225,6 +227,9 @@ async def run_client(c: Client, ws_url: str, t_start: float, t_end: float) -> No
                 c.bytes += len(msg)
                 c.first = c.first or now
                 c.last = now
+                if c.index == 0:
+                    c.boxed_frames += 1
+                    c.boxed_faces += sum(1 for d in meta.get("detections", []) if d.get("kind") == "face")
                 if TRUTH is not None and c.index == 0:
                     score_faces(c, meta, msg)
                 cap = meta.get("capturedAt")
@@ -409,6 +414,9 @@ def main():
             "max": round(lat[-1] * 1000, 2) if lat else None,
         },
         "receivedFps": {"min": min(fps), "mean": round(sum(fps) / len(fps), 2), "max": max(fps)},
+        # Face boxes a received frame carried, mean over the first client's frames.
+        "facesBoxedPerFrame": round(clients[0].boxed_faces / clients[0].boxed_frames, 2)
+        if clients and clients[0].boxed_frames else None,
         "perClient": per_client,
         "server": {
             "cores": round(s1["_cores"], 3) if s1.get("_cores") is not None else None,

@@ -9,6 +9,9 @@ photo; the 640x480 window pans across the 800x580 wall (back and forth, up to ab
 moves on every frame. Each frame carries its index as make-face-pan.py draws it.
 
   scripts/make-face-crowd.py OUT.avi [--seconds 30] [--fps 25] [--shared ../shared]
+  scripts/make-face-crowd.py OUT.avi --faces lfw     (a second crowd, none of it from ../shared:
+      scikit-image's Labeled Faces in the Wild sample (25x25 gray faces) enlarged to 45-80 px,
+      48 of them in 6 rows of 8 on its brick photo, another seed and pan; about 25 in view)
 
 Then, for example:
   scripts/loadtest.py --spawn --source file:OUT.avi --clients 10 --seconds 60 \\
@@ -40,7 +43,8 @@ spec.loader.exec_module(pan)
 
 
 def face_crops(shared: Path) -> list[Image.Image]:
-    """Each labelled face with a margin of half its box around it."""
+    """Each labelled face with a margin of 3/10 of its box on each side (its `label`: the box
+    within the crop and the roll; the last two crops have none)."""
     faces_dir = shared / "testdata" / "faces"
     labels = json.loads((faces_dir / "faces.json").read_text())
     crops = []
@@ -50,12 +54,33 @@ def face_crops(shared: Path) -> list[Image.Image]:
         photo = Image.open(faces_dir / image["file"]).convert("RGB")
         for face in image["faces"]:
             x, y, w, h = face["box"]
-            crops.append(photo.crop((x - w * 3 // 10, y - h * 3 // 10, x + w + w * 3 // 10, y + h + h * 3 // 10)))
+            crop = photo.crop((x - w * 3 // 10, y - h * 3 // 10, x + w + w * 3 // 10, y + h + h * 3 // 10))
+            crop.label = {"box": [w * 3 // 10, h * 3 // 10, w, h], "roll": face["roll"]}
+            crops.append(crop)
     astronaut = Image.fromarray(data.astronaut())
     crops.append(astronaut.crop((150, 40, 290, 200)))
     grace = Image.open(faces_dir / "grace_hopper.jpg").convert("RGB")
     crops.append(grace.crop((150, 110, 390, 380)))
     return crops
+
+
+def lfw_wall(rng: random.Random) -> tuple[Image.Image, int]:
+    """48 of scikit-image's LFW faces (the first 100 of its sample are faces), each enlarged to
+    45-80 px with a gray margin, on an 880x620 wall of its brick photo."""
+    faces = data.lfw_subset()[:100]
+    wall = Image.fromarray(data.brick()).convert("RGB").resize((880, 620))
+    placed = 0
+    for row in range(6):
+        for column in range(8):
+            face = Image.fromarray((faces[(placed * 7) % 100] * 255).astype("uint8")).convert("RGB")
+            width = rng.randint(45, 80)
+            tile = Image.new("RGB", (round(width * 1.5), round(width * 1.6)), (118, 112, 104))
+            tile.paste(face.resize((width, round(width * 1.1)), Image.BICUBIC), (round(width * 0.25), round(width * 0.25)))
+            x = 6 + column * 109 + rng.randint(-4, 4)
+            y = 6 + row * 102 + rng.randint(-4, 4)
+            wall.paste(tile, (x, y))
+            placed += 1
+    return wall, placed
 
 
 def main() -> None:
@@ -64,12 +89,18 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--fps", type=int, default=25)
     parser.add_argument("--shared", type=Path, default=REPO.parent / "shared")
+    parser.add_argument("--faces", choices=["shared", "lfw"], default="shared")
     args = parser.parse_args()
-    rng = random.Random(28)
-    wall = Image.fromarray(data.coffee()).convert("RGB").resize((800, 580))
-    crops = face_crops(args.shared)
-    placed = 0
-    for row in range(5):
+    if args.faces == "lfw":
+        rng = random.Random(2801)
+        wall, placed = lfw_wall(rng)
+    else:
+        rng = random.Random(28)
+        wall = Image.fromarray(data.coffee()).convert("RGB").resize((800, 580))
+        placed = 0
+    crops = face_crops(args.shared) if args.faces == "shared" else []
+    labelled = []  # the labelled faces on the wall: box (wall pixels) and roll
+    for row in range(5 if args.faces == "shared" else 0):
         for column in range(7):
             crop = crops[placed % len(crops)]
             face_width = rng.randint(40, 70)
@@ -79,20 +110,40 @@ def main() -> None:
             x = 4 + column * 113 + rng.randint(-3, 3)
             y = 4 + row * 114 + rng.randint(-3, 3)
             wall.paste(tile, (x, y))
+            label = getattr(crop, "label", None)
+            if label:
+                bx, by, bw, bh = label["box"]
+                labelled.append({"box": [x + bx * scale, y + by * scale, bw * scale, bh * scale],
+                                 "roll": label["roll"], "key": f"0:{placed}"})
             placed += 1
     frames = round(args.seconds * args.fps)
     jpegs = []
+    truth = []
     for index in range(frames):
         t = index / args.fps
-        left = (800 - 640) / 2 * (1 - math.cos(2 * math.pi * t / 20))
-        top = (580 - 480) / 2 * (1 - math.cos(2 * math.pi * t / 26))
+        left = (wall.width - 640) / 2 * (1 - math.cos(2 * math.pi * t / (20 if args.faces == "shared" else 17)))
+        top = (wall.height - 480) / 2 * (1 - math.cos(2 * math.pi * t / (26 if args.faces == "shared" else 23)))
         frame = wall.crop((round(left), round(top), round(left) + 640, round(top) + 480))
         pan.draw_code(frame, index)
+        entries = []
+        for face in labelled:
+            x, y, w, h = face["box"][0] - round(left), face["box"][1] - round(top), face["box"][2], face["box"][3]
+            if x + w <= 0 or y + h <= 0 or x >= 640 or y >= 480:
+                continue
+            inside = x >= 0 and y >= pan.CODE_CELL and x + w <= 640 and y + h <= 480
+            entries.append({"box": [x / 640, y / 480, w / 640, h / 480], "roll": face["roll"], "inside": inside,
+                            "key": face["key"]})
+        truth.append(entries)
         buffer = io.BytesIO()
         frame.save(buffer, format="JPEG", quality=85)
         jpegs.append(buffer.getvalue())
     write_mjpeg_avi(args.out, jpegs, 640, 480, args.fps)
-    print(f"{args.out}: {frames} frames, {placed} faces 40-70 px on an 800x580 wall", file=sys.stderr)
+    if labelled:
+        # The labelled faces (boxes and rolls of faces.json; not the astronaut's and
+        # Grace Hopper's), in scripts/live-faces.py's format: `live-faces.py score OUT.avi`.
+        args.out.with_suffix(".truth.json").write_text(json.dumps(
+            {"fps": args.fps, "width": 640, "height": 480, "holdFrames": frames, "frames": truth}))
+    print(f"{args.out}: {frames} frames, {placed} faces on a {wall.width}x{wall.height} wall", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -249,3 +249,71 @@ final class CrowdFaceDetector: FaceDetector, @unchecked Sendable {
         #expect(perFrame.suffix(30).reduce(0, +) >= 12 * 15, "\(perFrame)")
     }
 }
+
+/// Finds twelve faces on any frame and records each pass's frame (its first
+/// byte); with `churn`, one of them is somewhere new on every pass (a face
+/// new to the tracker each time).
+final class CrowdRecordingDetector: FaceDetector, @unchecked Sendable {
+    // Guarded by `lock`: the worker thread writes, the test reads.
+    let name = "crowd-recorder"
+    let churn: Bool
+    let lock = NSLock()
+    var passes: [Int] = []
+    init(churn: Bool) { self.churn = churn }
+    func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] {
+        let pass = lock.withLock { passes.append(Int(frame.bytes[0])); return passes.count }
+        return (0..<12).map { (i: Int) -> FaceObservation in
+            var x = Double(10 + (i % 4) * 75), y = Double(10 + (i / 4) * 75)
+            if churn && i == 11 { x = Double(10 + (pass % 2) * 225); y = 235 }
+            return FaceObservation(box: (x: x, y: y, w: 50, h: 50), score: 0.9)
+        }
+    }
+}
+
+@Suite struct FaceStageSettledCrowdTests {
+    /// The frames (25 fps) the stage handed to `detector`'s passes.
+    private func passFrames(_ detector: CrowdRecordingDetector) throws -> [Int] {
+        let stage = FaceStage(detector: detector, tracker: FaceTracker(),
+                              service: FaceService(recognizer: try FaceRecognizer(store: nil)),
+                              detectEvery: 1, limit: 20,
+                              policy: FaceDetectionPolicy(maxRate: 10, idleRate: 2, fineEverySeconds: 0),
+                              opticalFlow: false)
+        for index in 0..<60 {
+            let image = ImageBuffer(width: 320, height: 300, channels: 3)
+            image.bytes.update(repeating: 90, count: image.byteCount)
+            image.bytes[0] = UInt8(index)
+            var context = FrameContext(frame: Frame(seq: UInt64(index + 1), capturedAt: Double(index) / 25,
+                                                    capturedNanos: MonotonicClock.nanos(), image: image))
+            try stage.process(&context)
+            #expect(waitUntil { stage.detectionIdle })
+        }
+        return detector.lock.withLock { detector.passes }
+    }
+
+    @Test("a crowd whose passes find the same faces is passed over at crowdSettledRate (5 a second); one that finds a new face on every pass keeps maxRate")
+    func settledCrowdPassesAtItsOwnRate() throws {
+        let settled = try passFrames(CrowdRecordingDetector(churn: false))
+        let changing = try passFrames(CrowdRecordingDetector(churn: true))
+        // From frame 20 (0.8 s) to 59: 1.6 s.
+        let settledLate = settled.filter { $0 >= 20 }.count
+        let changingLate = changing.filter { $0 >= 20 }.count
+        #expect((7...9).contains(settledLate), "\(settled)")
+        #expect((15...17).contains(changingLate), "\(changing)")
+    }
+
+    @Test("the policy: a settled crowd's interval, a crowd's fine passes further apart, fewer faces as before")
+    func crowdPolicy() {
+        let policy = FaceDetectionPolicy(maxRate: 10, idleRate: 2, fineEverySeconds: 1)
+        #expect(!policy.isCrowd(tracked: 7))
+        #expect(policy.isCrowd(tracked: 8))
+        #expect(policy.interval(.active, settledCrowd: true) == 0.2)
+        #expect(policy.interval(.active, settledCrowd: false) == 0.1)
+        #expect(policy.interval(.still, settledCrowd: true) == 0.5)
+        #expect(policy.fine(passesOnPicture: 40, secondsSinceFine: 1))
+        #expect(!policy.fine(passesOnPicture: 40, secondsSinceFine: 1, crowd: true))
+        #expect(policy.fine(passesOnPicture: 40, secondsSinceFine: 2, crowd: true))
+        var never = policy
+        never.crowdFaces = nil
+        #expect(!never.isCrowd(tracked: 30))
+    }
+}

@@ -52,6 +52,11 @@ public final class FaceStage: PipelineStage {
     static let flowFacesPerFrame = 8
     /// Flow measurements run so far (for tests and the benchmark).
     private(set) var flowMeasures = 0
+    /// The faces shown on the last frame, and whether the last pass's faces
+    /// were the same ones (none new to the tracker, none lost): a crowd
+    /// that stays so is passed over at the policy's settled pace.
+    private var shownIDs = Set<Int>()
+    private var lastPassSettled = false
     /// The last frame's gray picture and time, where this frame's flow starts.
     private var previousGray: (image: ImageBuffer, capturedAt: Double)?
 
@@ -105,6 +110,7 @@ public final class FaceStage: PipelineStage {
                 // detection under way on an older frame is dropped; the next
                 // pass starts now, whatever the pace.
                 tracker.endAllTracks()
+                lastPassSettled = false
                 worker.discardResults(before: frame.capturedAt)
                 lastDueAt = -Double.infinity
                 passesOnPicture = 0
@@ -121,21 +127,25 @@ public final class FaceStage: PipelineStage {
             // Crops for recognition and enrollment come from the frame the
             // faces were found in, where their landmarks are.
             let detected = tracker.update(found.observations, at: found.capturedAt)
+            lastPassSettled = Set(detected.map(\.id)) == shownIDs
             _ = service.process(detected, frame: found.image, gray: found.gray, at: found.capturedAt)
         }
         if flow != nil { try follow(&context, found: found) }
         let tracked = tracker.predict(at: frame.capturedAt)
+        shownIDs = Set(tracked.map(\.id))
         if offerDue, let gray = context.gray {
             let mode = policy.mode(tracking: !tracked.isEmpty, changed: changedSinceOffer, watched: isWatched())
             stats?.faceMode(mode)
-            let fine = policy.fine(passesOnPicture: passesOnPicture, secondsSinceFine: frame.capturedAt - lastFineAt)
+            let crowd = policy.isCrowd(tracked: tracked.count)
+            let fine = policy.fine(passesOnPicture: passesOnPicture, secondsSinceFine: frame.capturedAt - lastFineAt,
+                                   crowd: crowd)
             // The passes that follow the first on a new picture (its fine
             // passes: small and tilted faces) run back to back, each as soon as
             // the last has ended, rather than at the active pace: every face
             // of a new picture is boxed within a few frames.
             let settling = mode == .active && passesOnPicture > 0
                 && passesOnPicture <= policy.finePassesOnNewPicture && worker.isIdle
-            let interval = policy.interval(mode)
+            let interval = policy.interval(mode, settledCrowd: crowd && lastPassSettled)
             if settling || frame.capturedAt - lastDueAt >= interval * 0.95,
                worker.offer(frame.image, gray: gray, capturedAt: frame.capturedAt,
                             hints: newPicture ? [] : tracked.map(\.observation), fine: fine ? finePassesOnPicture : nil) {

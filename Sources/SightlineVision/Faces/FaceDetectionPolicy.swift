@@ -13,6 +13,12 @@ import Foundation
 ///   passes, which find faces too small or tilted for the others (at about
 ///   four times the cost); the faces they find are kept between them by the
 ///   passes' confirming crops (YuNetDetector).
+/// - a crowd (`crowdFaces` or more tracked) that the last pass found
+///   settled (no face new to the tracker, none lost) is `active` at
+///   `crowdSettledRate` only: optical flow keeps every box on its face
+///   between passes, and a pass that finds something new goes back to
+///   `maxRate` at once. A crowd's fine passes come every `crowdFineFactor`
+///   times `fineEverySeconds`. Fewer faces are paced as before.
 /// - `unwatched`: nobody consumes faces live (no WebSocket or MJPEG viewer and
 ///   no MQTT broker) — `idleRate` passes a second whatever the scene; events
 ///   are still recorded, starting at most 1 / idleRate seconds late.
@@ -32,6 +38,14 @@ public struct FaceDetectionPolicy: Sendable, Equatable {
     /// YuNet's fine turns, so every tilt is looked for at once).
     public var finePassesOnNewPicture = 3
 
+    /// Tracked faces that make a crowd (nil: never a crowd; the detector's
+    /// `YuNetDetector.liveCrowdFaces`).
+    public var crowdFaces: Int? = 8
+    /// Passes a second at most in a settled crowd (see above).
+    public var crowdSettledRate = 5.0
+    /// A crowd's fine passes are this many times further apart.
+    public var crowdFineFactor = 2.0
+
     public init(maxRate: Double = 10, idleRate: Double = 2, fineEverySeconds: Double = 1) {
         self.maxRate = maxRate
         self.idleRate = idleRate
@@ -42,10 +56,16 @@ public struct FaceDetectionPolicy: Sendable, Equatable {
     /// (`finePassesOnNewPicture` + 1)-th on a new picture (the first is the
     /// usual one, so large faces are boxed at once), or the first
     /// `fineEverySeconds` after the last fine one.
-    public func fine(passesOnPicture: Int, secondsSinceFine: Double) -> Bool {
+    public func fine(passesOnPicture: Int, secondsSinceFine: Double, crowd: Bool = false) -> Bool {
         guard passesOnPicture > 0 else { return false }
+        let every = fineEverySeconds * (crowd ? crowdFineFactor : 1)
         return passesOnPicture <= finePassesOnNewPicture
-            || (fineEverySeconds > 0 && secondsSinceFine >= fineEverySeconds * 0.95)
+            || (every > 0 && secondsSinceFine >= every * 0.95)
+    }
+
+    /// Whether `tracked` faces make a crowd.
+    public func isCrowd(tracked: Int) -> Bool {
+        crowdFaces.map { tracked >= $0 } ?? false
     }
 
     public func mode(tracking: Bool, changed: Bool, watched: Bool) -> Mode {
@@ -54,7 +74,10 @@ public struct FaceDetectionPolicy: Sendable, Equatable {
     }
 
     /// Seconds from one pass to the next in `mode`.
-    public func interval(_ mode: Mode) -> Double {
-        1 / (mode == .active ? max(maxRate, idleRate) : idleRate)
+    /// `settledCrowd`: a crowd the last pass found settled (see above).
+    public func interval(_ mode: Mode, settledCrowd: Bool = false) -> Double {
+        guard mode == .active else { return 1 / idleRate }
+        let rate = max(maxRate, idleRate)
+        return 1 / (settledCrowd ? max(idleRate, min(rate, crowdSettledRate)) : rate)
     }
 }

@@ -104,7 +104,7 @@ public final class YuNetDetector: FaceDetector {
         /// missed track left for a later pass is carried as the tracker
         /// predicted it. Fewer faces are read as before. nil: never a crowd.
         public var crowdFaces: Int? = nil
-        public var crowdCropsPerPass = 4
+        public var crowdCropsPerPass = 2
         public var crowdCropUpscale = 2.0
         /// A crowd's pass reads this many faces' attributes (the rest carry
         /// their last reading): ten faces at 10 passes a second are each read
@@ -186,10 +186,20 @@ public final class YuNetDetector: FaceDetector {
     public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Int?)
         throws -> [FaceObservation] {
         guard limit > 0, let region = searchRegion(frame) else { return [] }
-        var faces = try detectOnce(frame, region: region, limit: limit, inputSize: network.inputSize)
+        let crowd = options.crowdFaces.map { hints.count >= $0 } ?? false
+        var faces = try detectOnce(frame, region: region, limit: crowd ? Int.max : limit, inputSize: network.inputSize)
+        // A crowd with more faces in view than the limit keeps the faces it
+        // tracks (the best-scored of the rest fill what is left), rather
+        // than the best-scored whatever they are: scores of faces that alike
+        // trade places from pass to pass, and each trade would end a track
+        // and start one (a new id, a person check, an upright reading).
+        if crowd, faces.count > limit { faces = Self.trackedFirst(faces, hints: hints, limit: limit) }
         // Faces from this index on were found on a turned frame.
         var turnedFrom = Int.max
-        if let fine {
+        // A fine pass adds faces only below the limit: with the usual pass's
+        // faces already at it (a crowd at `maxFaces`), its result would be
+        // the usual one, so it is not run.
+        if let fine, faces.count < limit {
             // A fine pass adds what it finds that the usual one did not (faces
             // both find keep the usual pass's landmarks, read upright): it looks
             // at the region at up to `fineInputSize` on its long side (never
@@ -215,7 +225,6 @@ public final class YuNetDetector: FaceDetector {
         // past a crowd's crop budget: not read again in this pass.
         var confirmed = Set<Int>()
         var unrefined = Set<Int>()
-        let crowd = options.crowdFaces.map { hints.count >= $0 } ?? false
         var cropsLeft = crowd ? options.crowdCropsPerPass : Int.max
         /// When a face was last read by a crop (confirmed or read upright): -inf never.
         func lastRead(_ box: (x: Double, y: Double, w: Double, h: Double)) -> Double {
@@ -462,6 +471,13 @@ public final class YuNetDetector: FaceDetector {
         return min(options.trackedCropSize, side)
     }
     static let crowdCropSides = [160, 224, 320]
+
+    /// The first `limit` of `faces` (in score order), those a hint overlaps first.
+    static func trackedFirst(_ faces: [FaceObservation], hints: [FaceObservation], limit: Int) -> [FaceObservation] {
+        let tracked = faces.map { overlapping($0.box, in: hints, box: { $0.box }) != nil }
+        return Array((faces.indices.filter { tracked[$0] } + faces.indices.filter { !tracked[$0] })
+            .prefix(limit).map { faces[$0] })
+    }
 
     /// `items` ordered by `readAt` (each item's last reading), oldest first.
     static func longestAgoFirst<T>(_ items: [T], readAt: [Double]) -> [T] {

@@ -53,6 +53,17 @@ struct LiveFaceSearchTests {
         #expect(detector.finePasses == 1)
     }
 
+    @Test("a fine pass is not run when the usual pass's faces are already at the limit (its faces could not be added)")
+    func finePassSkippedAtTheLimit() throws {
+        let image = try Self.frame(photoWidth: 300)
+        let detector = try Self.live()
+        let usual = try detector.detect(in: image, gray: nil, limit: 1, hints: [], fine: nil)
+        #expect(usual.count == 1)
+        let fine = try detector.detect(in: image, gray: nil, limit: 1, hints: [], fine: 0)
+        #expect(fine.count == 1)
+        #expect(detector.finePasses == 0)
+    }
+
     /// A face about 55 px wide tilted 55°: the upright fine pass misses it
     /// (as it does from 120 to 150 px photos and 50° to 60°, checked).
     static let tiltedWidth = 135

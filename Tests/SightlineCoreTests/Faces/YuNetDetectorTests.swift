@@ -289,3 +289,18 @@ struct YuNetDetectorTests {
         #expect(message.contains("SIGHTLINE_FACE_MODEL"))
     }
 }
+
+@Suite("A crowd past the limit")
+struct CrowdLimitTests {
+    @Test("a crowd with more faces than the limit keeps its tracked faces first (in score order), then the best-scored others")
+    func trackedFacesFirst() {
+        let faces = (0..<6).map { (i: Int) -> FaceObservation in
+            FaceObservation(box: (x: Double(i) * 100, y: 0, w: 50, h: 50), score: 0.99 - Double(i) * 0.01)
+        }
+        // Tracks on the 3rd, 5th and 6th faces (moved a little since).
+        let hints = [2, 4, 5].map { FaceObservation(box: (x: Double($0) * 100 + 3, y: 2, w: 50, h: 50), score: 0.9) }
+        let kept = YuNetDetector.trackedFirst(faces, hints: hints, limit: 4)
+        #expect(kept.map(\.box.x) == [200, 400, 500, 0])
+        #expect(YuNetDetector.trackedFirst(faces, hints: [], limit: 3).map(\.box.x) == [0, 100, 200])
+    }
+}
