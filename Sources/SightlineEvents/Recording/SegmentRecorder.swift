@@ -91,6 +91,9 @@ public final class SegmentRecorder: Sendable {
         var lastReport: UInt64 = 0
         while true {
             _ = wake.semaphore.wait(timeout: .now() + 0.25)
+            // Read before the units are taken: once asked to stop, this pass
+            // still takes every unit published before the ask, then ends.
+            let stopAfterThisPass = stopping.load(ordering: .sequentiallyConsistent)
             let (units, lost) = feed.units(.main, after: lastIndex)
             if lost, let first = units.first { status.withLock { $0.lostFrames += first.index - lastIndex - 1 } }
             for unit in units {
@@ -123,7 +126,7 @@ public final class SegmentRecorder: Sendable {
                 lastRetention = now
                 store.enforceRetention()
             }
-            if stopping.load(ordering: .relaxed) {
+            if stopAfterThisPass {
                 if let writer { close(writer, name) }
                 break
             }
