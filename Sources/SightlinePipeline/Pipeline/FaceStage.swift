@@ -48,8 +48,6 @@ public final class FaceStage: PipelineStage {
     private let limit: Int
     /// Optical flow between frames (nil: boxes move by their velocity).
     private let flow: FaceFlow?
-    /// At most this many tracks are measured by flow on one frame.
-    static let flowFacesPerFrame = 8
     /// Flow measurements run so far (for tests and the benchmark).
     private(set) var flowMeasures = 0
     /// The faces shown on the last frame, and whether the last pass's faces
@@ -207,8 +205,8 @@ public final class FaceStage: PipelineStage {
         // faces: the tracks measured longest ago first (a pass's new readings,
         // which start on the pass's frame, before all); the others move by
         // their velocity on this frame and are measured on a later one.
-        let measured = ends.count > Self.flowFacesPerFrame
-            ? Array(ends.sorted { $0.time < $1.time }.prefix(Self.flowFacesPerFrame)) : ends
+        let budget = policy.flowBudget(tracked: ends.count)
+        let measured = ends.count > budget ? Array(ends.sorted { $0.time < $1.time }.prefix(budget)) : ends
         flowMeasures += measured.count
         for end in measured {
             let source: (image: ImageBuffer, capturedAt: Double)

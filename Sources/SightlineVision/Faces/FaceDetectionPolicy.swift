@@ -45,6 +45,11 @@ public struct FaceDetectionPolicy: Sendable, Equatable {
     public var crowdSettledRate = 5.0
     /// A crowd's fine passes are this many times further apart.
     public var crowdFineFactor = 2.0
+    /// Tracks optical flow measures on one frame at most, and in a crowd
+    /// (the others move by their velocity on that frame and are measured on
+    /// a later one, those measured longest ago first).
+    public var flowFacesPerFrame = 8
+    public var crowdFlowFacesPerFrame = Int(ProcessInfo.processInfo.environment["SL_EXP_FLOW"] ?? "") ?? 4
 
     public init(maxRate: Double = 10, idleRate: Double = 2, fineEverySeconds: Double = 1) {
         self.maxRate = maxRate
@@ -61,6 +66,11 @@ public struct FaceDetectionPolicy: Sendable, Equatable {
         let every = fineEverySeconds * (crowd ? crowdFineFactor : 1)
         return passesOnPicture <= finePassesOnNewPicture
             || (every > 0 && secondsSinceFine >= every * 0.95)
+    }
+
+    /// Tracks optical flow may measure on a frame where `tracked` are shown.
+    public func flowBudget(tracked: Int) -> Int {
+        isCrowd(tracked: tracked) ? crowdFlowFacesPerFrame : flowFacesPerFrame
     }
 
     /// Whether `tracked` faces make a crowd.
