@@ -18,7 +18,10 @@ import SightlineHTTP
 /// `load` measures it and says `complete: false`; a record whose clip file
 /// is gone loses its `clip`. Retention keeps at most `maxEvents` events,
 /// none older than `maxAgeSeconds` and at most `maxBytes` in all (clips
-/// included: a clip is part of its event), deleting oldest first.
+/// included: a clip is part of its event), deleting oldest first. Events
+/// whose clips overlapped share one file (`<id>.mp4` hard links to it, see
+/// `ClipRecorder`): it is counted once, and its space comes back when the
+/// last event holding it is deleted.
 ///
 /// Threads: `save` and retention on the recorder thread, `delete` on the
 /// request worker, reads (list, record, image files) on any thread. File
@@ -54,14 +57,46 @@ public final class EventStore: Sendable {
 
     private struct Entry {
         var record: EventRecord
+        /// Its record and images; its clip is counted with `clipFile`.
         var bytes: Int
+        var clipFile: ClipFile?
+    }
+
+    /// A clip file as the file system knows it, whatever its names.
+    struct ClipFile: Hashable {
+        var device: UInt64
+        var inode: UInt64
     }
 
     private struct Index {
         var entries: [String: Entry] = [:]
         /// Ids sorted by (start time, id), oldest first.
         var ordered: [String] = []
+        /// Every entry's bytes and every clip file's, each file once.
         var bytes = 0
+        /// Clip files, their size and the events holding them.
+        var clipFiles: [ClipFile: (bytes: Int, holders: Set<String>)] = [:]
+
+        /// Counts `id`'s clip as `file` of `size` bytes (nil: it has none).
+        mutating func hold(_ file: ClipFile?, bytes size: Int, by id: String) {
+            let old = entries[id]?.clipFile
+            if let old, old != file, var held = clipFiles[old] {
+                held.holders.remove(id)
+                if held.holders.isEmpty {
+                    bytes -= held.bytes
+                    clipFiles[old] = nil
+                } else {
+                    clipFiles[old] = held
+                }
+            }
+            entries[id]?.clipFile = file
+            guard let file else { return }
+            var held = clipFiles[file] ?? (0, [])
+            bytes += size - held.bytes
+            held.bytes = size
+            held.holders.insert(id)
+            clipFiles[file] = held
+        }
     }
 
     /// Ids deleted lately (a later save of the same event is ignored), oldest
@@ -154,9 +189,10 @@ public final class EventStore: Sendable {
                 changed = true
             }
             if changed { _ = try? write(record) }
-            let bytes = (snapshotSize ?? 0) + (cropSize ?? 0) + (fileSize(recordPath(id)) ?? 0) + (record.clip?.bytes ?? 0)
+            let bytes = (snapshotSize ?? 0) + (cropSize ?? 0) + (fileSize(recordPath(id)) ?? 0)
             loaded.entries[id] = Entry(record: record, bytes: bytes)
             loaded.bytes += bytes
+            if let clip = record.clip { loaded.hold(clipFile(id), bytes: clip.bytes, by: id) }
         }
         loaded.ordered = loaded.entries.keys.sorted { Self.older(loaded.entries[$0]!.record, loaded.entries[$1]!.record) }
         report.loaded = loaded.entries.count
@@ -229,16 +265,20 @@ public final class EventStore: Sendable {
                 record.cropBytes = crop.count
             }
             let json = try write(record)
-            let bytes = json + (record.snapshotBytes ?? 0) + (record.cropBytes ?? 0) + (record.clip?.bytes ?? 0)
+            let bytes = json + (record.snapshotBytes ?? 0) + (record.cropBytes ?? 0)
+            let newClip = previous == nil ? record.clip : nil
+            let file = newClip == nil ? nil : clipFile(record.id)
             index.withLock { index in
                 if let old = index.entries[record.id] {
                     index.bytes -= old.bytes
+                    index.entries[record.id] = Entry(record: record, bytes: bytes, clipFile: old.clipFile)
                 } else {
                     let position = index.ordered.partitioningIndex { Self.older(record, index.entries[$0]!.record) }
                     index.ordered.insert(record.id, at: position)
+                    index.entries[record.id] = Entry(record: record, bytes: bytes)
                 }
-                index.entries[record.id] = Entry(record: record, bytes: bytes)
                 index.bytes += bytes
+                if let newClip { index.hold(file, bytes: newClip.bytes, by: record.id) }
             }
             return true
         }
@@ -250,7 +290,9 @@ public final class EventStore: Sendable {
     public func delete(_ id: String) -> Bool {
         disk.withLock { disk -> Bool in
             let removed = index.withLock { index -> Bool in
-                guard let entry = index.entries.removeValue(forKey: id) else { return false }
+                guard let entry = index.entries[id] else { return false }
+                index.hold(nil, bytes: 0, by: id)
+                index.entries[id] = nil
                 index.bytes -= entry.bytes
                 index.ordered.removeAll { $0 == id }
                 return true
@@ -279,7 +321,8 @@ public final class EventStore: Sendable {
     public func updateClip(_ id: String, _ clip: ClipInfo, persist: Bool) throws -> Bool {
         try disk.withLock { disk -> Bool in
             guard !disk.deleted.contains(id), EventRecord.isValidID(id) else { return false }
-            guard let stored = index.withLock({ Self.setClip(clip, of: id, in: &$0) }) else {
+            let file = clipFile(id)
+            guard let stored = index.withLock({ Self.setClip(clip, file: file, of: id, in: &$0) }) else {
                 disk.pendingClips[id] = clip
                 return true
             }
@@ -293,21 +336,22 @@ public final class EventStore: Sendable {
     public func removeClip(_ id: String) {
         disk.withLock { disk in
             disk.pendingClips.removeValue(forKey: id)
-            let stored = index.withLock { $0.entries[id]?.record.clip == nil ? nil : Self.setClip(nil, of: id, in: &$0) }
+            let stored = index.withLock {
+                $0.entries[id]?.record.clip == nil ? nil : Self.setClip(nil, file: nil, of: id, in: &$0)
+            }
             if let stored { _ = try? write(stored) }
         }
     }
 
     /// Sets (or, with nil, removes) an indexed event's clip, its bytes counted
-    /// with the event's; the record as it is now, nil when it is not indexed.
-    private static func setClip(_ clip: ClipInfo?, of id: String, in index: inout Index) -> EventRecord? {
-        guard var entry = index.entries[id] else { return nil }
-        let change = (clip?.bytes ?? 0) - (entry.record.clip?.bytes ?? 0)
-        entry.record.clip = clip
-        entry.bytes += change
-        index.bytes += change
-        index.entries[id] = entry
-        return entry.record
+    /// once for `file` whichever events hold it; the record as it is now, nil
+    /// when it is not indexed.
+    private static func setClip(_ clip: ClipInfo?, file: ClipFile?, of id: String,
+                                in index: inout Index) -> EventRecord? {
+        guard index.entries[id] != nil else { return nil }
+        index.entries[id]!.record.clip = clip
+        index.hold(clip == nil ? nil : file, bytes: clip?.bytes ?? 0, by: id)
+        return index.entries[id]!.record
     }
 
     /// Deletes oldest first until the limits hold; returns the ids deleted.
@@ -338,6 +382,13 @@ public final class EventStore: Sendable {
     }
 
     private func fileSize(_ path: String) -> Int? { AtomicFile.size(of: path) }
+
+    /// The file `<id>.mp4` names (nil: there is none).
+    func clipFile(_ id: String) -> ClipFile? {
+        var info = stat()
+        guard stat(clipPath(id), &info) == 0 else { return nil }
+        return ClipFile(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
 
     // MARK: - Reads (any thread)
 

@@ -14,10 +14,16 @@ import SightlineHTTP
 /// While it runs it holds the main H.264 rendition's encoder on
 /// (`VideoFeed.holdEncoder`), whether or not anyone watches, and keeps the
 /// last seconds of access units in a `PreCaptureRing`, so a clip can begin
-/// before the event did. Overlapping events each get their own file
-/// (decision: simple retention, a clip is wholly part of its event; the
-/// cost is disk for the overlap). An event longer than `maxSeconds` has its
-/// clip capped there (`capped`); the event goes on.
+/// before the event did. Overlapping events share one file: an event that
+/// begins while a clip is written, with at least `joinSeconds` left before
+/// that clip's cap, joins it, and its `<id>.mp4` is a hard link to the same
+/// file (a crowd's faces, each an event, are one video on disk rather than
+/// one each; the file is freed when the last event holding it is deleted).
+/// Its clip then starts before its own pre-capture (`clip.start` says
+/// where) and ends when the last of the events holding it has had its
+/// post-capture. Where the data directory cannot hard-link, an event gets
+/// a file of its own. A clip longer than `maxSeconds` is capped there
+/// (`capped`); its events go on.
 ///
 /// Threads: `enqueue` from the pipeline thread and the event recorder's
 /// (event changes: the newest per event waits in a `Mutex`); everything
@@ -33,6 +39,9 @@ public final class ClipRecorder: Sendable {
         public var eventDelay = 0.5
         /// An ended event's clip is closed this long after the end was known even when no frames come.
         public var stallSeconds = 2.0
+        /// An event joins the clip being written when that clip has at least this long left before its cap
+        /// (nil: half of `maxSeconds`); otherwise it starts a clip of its own, which later events join.
+        public var joinSeconds: Double?
         public init() {}
     }
 
@@ -41,8 +50,10 @@ public final class ClipRecorder: Sendable {
         /// "recording" (clips are written), "failing" (the last write failed; each new event tries again,
         /// and the first clip that opens brings it back).
         public var state = "recording"
-        /// Clips being written now.
+        /// Events whose clip is being written now.
         public var active = 0
+        /// Files being written now (overlapping events share one).
+        public var files = 0
         /// Clips finished whole, and clips that stopped on a failed write.
         public var completed: UInt64 = 0
         public var failed: UInt64 = 0
@@ -126,23 +137,35 @@ public final class ClipRecorder: Sendable {
 
     // MARK: - The thread's work
 
-    /// The state of `sightline.clips`: the ring, the clips being written.
+    /// The state of `sightline.clips`: the ring, the files being written and
+    /// the events each one holds.
     private struct ClipLoop {
-        struct Clip {
+        /// An event held by a file being written.
+        struct Member {
             var record: EventRecord
-            var writer: VideoFileWriter
             /// When the tracker's end of the event reached this thread (monotonic).
             var endKnownNanos: UInt64?
             var lastReportNanos: UInt64 = 0
         }
 
+        /// One file being written, and the events whose clip it is (each a hard link to it, `<id>.mp4`).
+        struct Recording {
+            var writer: VideoFileWriter
+            var members: [String: Member]
+            /// A name of the file that still exists (the writer's, until its event is deleted).
+            var path: String
+        }
+
         let recorder: ClipRecorder
         var ring: PreCaptureRing
-        var clips: [String: Clip] = [:]
+        /// Oldest first; new events join the last one when it has time left.
+        var recordings: [Recording] = []
         /// Events whose clip is done (or was never possible), so a late update does not start another.
         var done: Set<String> = []
         var doneOrder: [String] = []
         var lastIndex: UInt64
+        /// False once a hard link failed: every event gets its own file from then on.
+        var canLink = true
 
         /// Events that came before any video (the encoder's first keyframe): tried again on every pass.
         var waiting: [String: (record: EventRecord, since: UInt64)] = [:]
@@ -152,6 +175,8 @@ public final class ClipRecorder: Sendable {
             ring = PreCaptureRing(keepSeconds: recorder.options.preCapture + recorder.options.eventDelay + 1)
             lastIndex = index
         }
+
+        var joinSeconds: Double { recorder.options.joinSeconds ?? recorder.options.maxSeconds / 2 }
 
         mutating func run() {
             while true {
@@ -167,19 +192,20 @@ public final class ClipRecorder: Sendable {
                 for record in records { observe(record) }
                 closeWhatIsDone(now: MonotonicClock.nanos())
                 recorder.status.withLock {
-                    $0.active = clips.count
+                    $0.active = recordings.reduce(0) { $0 + $1.members.count }
+                    $0.files = recordings.count
                     $0.preCaptureSeconds = ring.span.rounded(toPlaces: 2)
                     $0.preCaptureBytes = ring.bytes
                 }
                 if closed {
                     readFeed()
-                    for id in Array(clips.keys) { close(id, because: nil) }
+                    while let last = recordings.indices.last { close(last, because: nil) }
                     break
                 }
             }
         }
 
-        /// New access units: into the ring and every open clip.
+        /// New access units: into the ring and every file being written.
         mutating func readFeed() {
             let (units, lost) = recorder.feed.units(.main, after: lastIndex)
             if lost, let first = units.first {
@@ -189,28 +215,35 @@ public final class ClipRecorder: Sendable {
             for unit in units {
                 lastIndex = unit.index
                 ring.append(unit)
-                for id in Array(clips.keys) {
+                var index = recordings.count - 1
+                while index >= 0 {
+                    defer { index -= 1 }
                     do {
-                        try clips[id]!.writer.append(unit)
+                        try recordings[index].writer.append(unit)
                     } catch VideoFileWriter.Failure.newParameterSets {
-                        close(id, because: .pictureChanged)   // a new source or size: the clip ends whole here
+                        close(index, because: .pictureChanged)   // a new source or size: the clip ends whole here
                         continue
                     } catch {
-                        fail(id, error)
+                        fail(index, error)
                         continue
                     }
-                    if unit.capturedAt - clips[id]!.writer.start >= recorder.options.maxSeconds {
-                        close(id, because: .capped)
+                    if unit.capturedAt - recordings[index].writer.start >= recorder.options.maxSeconds {
+                        close(index, because: .capped)
                     }
                 }
             }
         }
 
+        func recording(holding id: String) -> Int? {
+            recordings.indices.first { recordings[$0].members[id] != nil }
+        }
+
         mutating func observe(_ record: EventRecord, since: UInt64 = MonotonicClock.nanos()) {
-            if var clip = clips[record.id] {
-                if clip.endKnownNanos == nil && record.endTime != nil { clip.endKnownNanos = MonotonicClock.nanos() }
-                clip.record = record
-                clips[record.id] = clip
+            if let index = recording(holding: record.id) {
+                var member = recordings[index].members[record.id]!
+                if member.endKnownNanos == nil && record.endTime != nil { member.endKnownNanos = MonotonicClock.nanos() }
+                member.record = record
+                recordings[index].members[record.id] = member
                 return
             }
             guard !done.contains(record.id) else { return }
@@ -232,14 +265,15 @@ public final class ClipRecorder: Sendable {
             waiting[record.id] = nil
             markDone(record.id)   // one attempt per event
             let path = recorder.store.clipPath(record.id)
+            var member = Member(record: record)
+            if record.endTime != nil { member.endKnownNanos = MonotonicClock.nanos() }
+            if join(record, as: member, at: path, from: ring.units[first].capturedAt) { return }
             do {
                 let writer = try VideoFileWriter(path: path, first: ring.units[first], width: width, height: height)
                 for unit in ring.units[(first + 1)...] { try writer.append(unit) }
-                var clip = Clip(record: record, writer: writer)
-                if record.endTime != nil { clip.endKnownNanos = MonotonicClock.nanos() }
-                clips[record.id] = clip
-                report(record.id, persist: true)
-                guard clips[record.id] != nil else { return }
+                recordings.append(Recording(writer: writer, members: [record.id: member], path: path))
+                report(record.id, in: recordings.count - 1, persist: true)
+                guard recording(holding: record.id) != nil else { return }
                 let recovered = recorder.status.withLock { status -> Bool in
                     status.state = "recording"
                     defer { status.lastError = nil }
@@ -252,78 +286,120 @@ public final class ClipRecorder: Sendable {
             }
         }
 
-        /// Ended clips close once post-capture after the event's last sighting
-        /// is written, or `stallSeconds` after that when no frames come.
+        /// The event's clip is the newest file being written, when that one
+        /// holds all a clip of its own would (from `start`, the keyframe
+        /// before its pre-capture) and has `joinSeconds` left before its cap:
+        /// `path` becomes a hard link to it.
+        mutating func join(_ record: EventRecord, as member: Member, at path: String, from start: Double) -> Bool {
+            guard canLink, let index = recordings.indices.last else { return false }
+            let writer = recordings[index].writer
+            guard writer.start <= start,
+                  writer.start + recorder.options.maxSeconds - writer.lastCapturedAt >= joinSeconds else { return false }
+            unlink(path)
+            guard link(recordings[index].path, path) == 0 else {
+                let code = errno
+                canLink = false
+                recorder.logger.warning("clips: cannot hard-link clips here (errno \(code)); overlapping events get a file each")
+                return false
+            }
+            recordings[index].members[record.id] = member
+            report(record.id, in: index, persist: true)
+            return true
+        }
+
+        /// A file closes once every event it holds has ended and post-capture
+        /// after the last one's last sighting is written, or `stallSeconds`
+        /// after that when no frames come.
         mutating func closeWhatIsDone(now: UInt64) {
-            for (id, clip) in clips {
-                if let endKnown = clip.endKnownNanos {
-                    let lastTime = clip.record.endTime ?? clip.record.lastTime
-                    let reached = clip.writer.lastCapturedAt >= lastTime + recorder.options.postCapture
+            var index = recordings.count - 1
+            while index >= 0 {
+                defer { index -= 1 }
+                let members = recordings[index].members.values
+                let ends = members.compactMap(\.endKnownNanos)
+                if ends.count == members.count, let endKnown = ends.max() {
+                    let lastTime = members.map { $0.record.endTime ?? $0.record.lastTime }.max() ?? 0
+                    let reached = recordings[index].writer.lastCapturedAt >= lastTime + recorder.options.postCapture
                     let waited = Double(now &- endKnown) / 1e9
                     if reached || waited >= recorder.options.postCapture + recorder.options.stallSeconds {
-                        close(id, because: nil)
+                        close(index, because: nil)
                         recorder.status.withLock { $0.lastCompletedAfterEndSeconds = waited.rounded(toPlaces: 3) }
                         continue
                     }
                 }
-                if now &- clip.lastReportNanos >= 1_000_000_000 { report(id, persist: false) }
+                for (id, member) in recordings[index].members where now &- member.lastReportNanos >= 1_000_000_000 {
+                    report(id, in: index, persist: false)
+                    if index >= recordings.count { break }
+                }
             }
         }
 
         enum Reason { case capped, pictureChanged }
 
-        mutating func close(_ id: String, because reason: Reason?) {
-            guard let clip = clips.removeValue(forKey: id) else { return }
+        mutating func close(_ index: Int, because reason: Reason?) {
+            let recording = recordings.remove(at: index)
             do {
-                try clip.writer.finish()
+                try recording.writer.finish()
             } catch {
-                var info = info(clip)
+                var info = info(recording)
                 info.error = "\(error)"
-                _ = try? recorder.store.updateClip(id, info, persist: true)
-                failed(id, error)
+                for id in recording.members.keys {
+                    _ = try? recorder.store.updateClip(id, info, persist: true)
+                    failed(id, error)
+                }
                 return
             }
-            var info = info(clip)
+            var info = info(recording)
             info.complete = true
             if reason == .capped { info.capped = true }
             if reason == .pictureChanged { info.error = "ends early: the picture size or the source changed" }
-            do {
-                guard try recorder.store.updateClip(id, info, persist: true) else {
-                    unlink(clip.writer.path)
-                    return
+            for id in recording.members.keys.sorted() {
+                do {
+                    guard try recorder.store.updateClip(id, info, persist: true) else {
+                        unlink(recorder.store.clipPath(id))
+                        continue
+                    }
+                } catch {
+                    failed(id, error)
+                    continue
                 }
-            } catch {
-                failed(id, error)
-                return
+                recorder.status.withLock { $0.completed += 1 }
             }
-            recorder.status.withLock { $0.completed += 1 }
         }
 
         /// A write failed: the file keeps what it has (marked incomplete; on a
         /// full disk the record says so once it can be written), the clip stops.
-        /// A file with nothing in it goes, and so does the event's `clip`.
-        mutating func fail(_ id: String, _ error: Error) {
-            guard let clip = clips.removeValue(forKey: id) else { return }
-            try? clip.writer.finish()
-            var info = info(clip)
+        /// A file with nothing in it goes, and so does its events' `clip`.
+        mutating func fail(_ index: Int, _ error: Error) {
+            let recording = recordings.remove(at: index)
+            try? recording.writer.finish()
+            var info = info(recording)
             info.error = "\(error)"
-            if info.frames == 0 {
-                unlink(clip.writer.path)
-                recorder.store.removeClip(id)
-            } else {
-                do {
-                    // Kept in the index even when the record cannot be written now.
-                    if try !recorder.store.updateClip(id, info, persist: true) { unlink(clip.writer.path) }
-                } catch {}
+            for id in recording.members.keys.sorted() {
+                if info.frames == 0 {
+                    unlink(recorder.store.clipPath(id))
+                    recorder.store.removeClip(id)
+                } else {
+                    do {
+                        // Kept in the index even when the record cannot be written now.
+                        if try !recorder.store.updateClip(id, info, persist: true) { unlink(recorder.store.clipPath(id)) }
+                    } catch {}
+                }
+                failed(id, error)
             }
-            failed(id, error)
         }
 
-        /// The event is gone: its clip is not wanted.
-        mutating func abandon(_ id: String) {
-            guard let clip = clips.removeValue(forKey: id) else { return }
-            try? clip.writer.finish()
-            unlink(clip.writer.path)
+        /// The event is gone: its name for the file goes; the file stops when
+        /// no event holds it any more.
+        mutating func abandon(_ id: String, in index: Int) {
+            let path = recorder.store.clipPath(id)
+            recordings[index].members[id] = nil
+            if recordings[index].members.isEmpty {
+                let recording = recordings.remove(at: index)
+                try? recording.writer.finish()
+            } else if recordings[index].path == path, let other = recordings[index].members.keys.sorted().first {
+                recordings[index].path = recorder.store.clipPath(other)
+            }
+            unlink(path)
         }
 
         func failed(_ id: String, _ error: Error) {
@@ -338,18 +414,19 @@ public final class ClipRecorder: Sendable {
             if first { recorder.logger.error("clips: \(message)", metadata: ["event": "\(id)"]) }
         }
 
-        func info(_ clip: Clip) -> ClipInfo {
-            ClipInfo(start: clip.writer.start, duration: clip.writer.duration.rounded(toPlaces: 3),
-                     bytes: clip.writer.bytes, frames: clip.writer.frames)
+        func info(_ recording: Recording) -> ClipInfo {
+            ClipInfo(start: recording.writer.start, duration: recording.writer.duration.rounded(toPlaces: 3),
+                     bytes: AtomicFile.size(of: recording.path) ?? 0, frames: recording.writer.frames)
         }
 
-        mutating func report(_ id: String, persist: Bool) {
-            guard let clip = clips[id] else { return }
-            clips[id]!.lastReportNanos = MonotonicClock.nanos()
+        /// Tells the store where the event's clip is; an event deleted meanwhile is abandoned.
+        mutating func report(_ id: String, in index: Int, persist: Bool) {
+            guard recordings[index].members[id] != nil else { return }
+            recordings[index].members[id]!.lastReportNanos = MonotonicClock.nanos()
             do {
-                if try !recorder.store.updateClip(id, info(clip), persist: persist) { abandon(id) }
+                if try !recorder.store.updateClip(id, info(recordings[index]), persist: persist) { abandon(id, in: index) }
             } catch {
-                fail(id, error)
+                fail(index, error)
             }
         }
 

@@ -49,7 +49,7 @@ public struct FaceDetectionPolicy: Sendable, Equatable {
     /// (the others move by their velocity on that frame and are measured on
     /// a later one, those measured longest ago first).
     public var flowFacesPerFrame = 8
-    public var crowdFlowFacesPerFrame = Int(ProcessInfo.processInfo.environment["SL_EXP_FLOW"] ?? "") ?? 4
+    public var crowdFlowFacesPerFrame = 4
 
     public init(maxRate: Double = 10, idleRate: Double = 2, fineEverySeconds: Double = 1) {
         self.maxRate = maxRate

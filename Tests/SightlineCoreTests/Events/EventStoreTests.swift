@@ -152,6 +152,30 @@ enum StoredEvents {
         }
     }
 
+    @Test("a clip file shared by events (hard links) is counted once, also after a restart, and its space comes back with the last of them")
+    func sharedClipCountedOnce() throws {
+        let dir = try TestPaths.temporaryDirectory()
+        let store = EventStore(dataDirectory: dir)
+        try store.load()
+        let ids = (1...3).map { S.record($0).id }
+        for n in 1...3 { try store.save(S.record(n)) }
+        let clip = Data((0..<50_000).map { UInt8($0 % 251) })
+        try clip.write(to: URL(fileURLWithPath: store.clipPath(ids[0])))
+        for id in ids.dropFirst() { #expect(link(store.clipPath(ids[0]), store.clipPath(id)) == 0) }
+        let info = ClipInfo(start: 1, duration: 5, bytes: clip.count, frames: 50, complete: true)
+        for id in ids { #expect(try store.updateClip(id, info, persist: true)) }
+        let records = store.totals.bytes - clip.count
+        #expect(records > 0 && records < 10_000, "\(store.totals): one clip and three records")
+        let again = EventStore(dataDirectory: dir)
+        try again.load()
+        #expect(again.totals.events == 3 && again.totals.bytes < clip.count + 10_000, "\(again.totals)")
+        #expect(again.delete(ids[0]) && again.delete(ids[1]))
+        #expect(again.totals.bytes > clip.count, "the third still holds the clip")
+        #expect(FileManager.default.contents(atPath: again.clipPath(ids[2])) == clip)
+        #expect(again.delete(ids[2]))
+        #expect(again.totals.bytes == 0 && again.totals.events == 0)
+    }
+
     @Test func deletingRemovesTheRecordAndItsImages() throws {
         let dir = try TestPaths.temporaryDirectory()
         let store = EventStore(dataDirectory: dir)

@@ -71,7 +71,7 @@ struct ClipRecorderTests {
         #expect(clips.snapshot.state == "recording" && clips.snapshot.failed == 0)
     }
 
-    @Test("an event longer than maxClipSeconds has its clip capped there; overlapping events get their own files")
+    @Test("an event longer than maxClipSeconds has its clip capped there; overlapping events share one file, counted once")
     func cappedAndOverlapping() throws {
         let fixtures = try RecordingFixtures()
         let (store, clips) = try fresh(fixtures, pre: 0, max: 2)
@@ -91,7 +91,69 @@ struct ClipRecorderTests {
         #expect(clip.capped == true && clip.start == fixtures.time(10))
         #expect((20...21).contains(clip.frames), "2 s at 10 fps, frames \(clip.frames)")
         #expect(store.clipPath(long.id) != store.clipPath(other.id))
-        #expect(FileManager.default.fileExists(atPath: store.clipPath(other.id)))
+        // One file with two names: the same inode, two links, the same clip in both records.
+        #expect(F.eventually { store.record(other.id)?.clip?.complete == true })
+        let shared = try #require(store.clipFile(long.id))
+        #expect(store.clipFile(other.id) == shared)
+        #expect(Self.links(store.clipPath(long.id)) == 2)
+        #expect(store.record(other.id)?.clip == clip)
+        #expect(F.eventually { clips.snapshot.completed == 2 && clips.snapshot.files == 0 })
+        // Retention counts the file once: two small records and one clip, not two.
+        let records = Int(RecordingStore.size(store.recordPath(long.id)) + RecordingStore.size(store.recordPath(other.id)))
+        #expect(clip.bytes > 2 * records, "a clip larger than its records, so counting it twice would show")
+        #expect(store.totals.bytes >= clip.bytes && store.totals.bytes < clip.bytes + 2 * records, "\(store.totals)")
+    }
+
+    @Test("an event that begins when the clip being written has less than joinSeconds left gets a file of its own; deleting one holder of a shared file keeps it for the others")
+    func joinWindowAndSharedDeletion() throws {
+        let fixtures = try RecordingFixtures()
+        let store = EventStore(dataDirectory: try TestPaths.temporaryDirectory())
+        try store.load()
+        var options = ClipRecorder.Options()
+        options.preCapture = 0
+        options.postCapture = 1
+        options.maxSeconds = 10
+        options.joinSeconds = 7
+        options.eventDelay = 0.5
+        let clips = ClipRecorder(store: store, feed: fixtures.feed, options: options, logger: Logger(label: "test"))
+        clips.start()
+        defer { clips.stop() }
+        let first = try beginEvent("gggggg", first: 10, last: 10, through: 11, fixtures, store, clips)
+        // Frame 20 (1 s in, 9 s left of 10): joins.
+        let second = try beginEvent("hhhhhh", first: 20, last: 20, through: 21, fixtures, store, clips)
+        // Frame 50 (4 s in, 6 s left, under joinSeconds): a file of its own.
+        let third = try beginEvent("iiiiii", first: 50, last: 50, through: 51, fixtures, store, clips)
+        #expect(store.clipFile(first.id) == store.clipFile(second.id))
+        #expect(store.clipFile(third.id) != store.clipFile(first.id))
+        #expect(store.record(second.id)?.clip?.start == fixtures.time(10), "the shared clip starts where the first did")
+        #expect(store.record(third.id)?.clip?.start == fixtures.time(50))
+        #expect(F.eventually { clips.snapshot.files == 2 && clips.snapshot.active == 3 }, "\(clips.snapshot)")
+        // The first event is deleted while its file is written: the second still holds it.
+        #expect(store.delete(first.id))
+        #expect(!FileManager.default.fileExists(atPath: store.clipPath(first.id)))
+        try fixtures.publish(through: 60)
+        let endSecond = fixtures.record("hhhhhh", first: 20, last: 55, ended: true)
+        try store.save(endSecond)
+        let endThird = fixtures.record("iiiiii", first: 50, last: 55, ended: true)
+        try store.save(endThird)
+        clips.enqueue(EventBatch(changes: F.batch(endSecond, .end).changes + F.batch(endThird, .end).changes))
+        try fixtures.publish(through: 75)
+        #expect(F.eventually { store.record(second.id)?.clip?.complete == true && store.record(third.id)?.clip?.complete == true })
+        let kept = try #require(store.record(second.id)?.clip)
+        #expect(kept.start == fixtures.time(10) && kept.frames >= 55 - 10 + 10, "frames \(kept.frames)")
+        let probe = try VideoFileProbe.read(store.clipPath(second.id))
+        #expect(probe.packets == kept.frames && Self.links(store.clipPath(second.id)) == 1)
+        let own = try #require(store.record(third.id)?.clip)
+        #expect(store.totals.bytes >= kept.bytes + own.bytes)
+        // The last holder deleted: its space is no longer counted.
+        let before = store.totals.bytes
+        #expect(store.delete(second.id))
+        #expect(store.totals.bytes < before - kept.bytes + 1)
+    }
+
+    static func links(_ path: String) -> Int {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_nlink) : 0
     }
 
     @Test("deleting an event while its clip is written stops the clip and removes the file")
