@@ -52,6 +52,18 @@ package struct FaceShape: Sendable {
     /// Lips apart (inner lips 62 to 66) per interocular distance.
     var mouthOpen: Double { self[62].distance(to: self[66]) / max(1, interocular) }
 
+    /// How far the mouth corners sit above the upper lip's centre (51, 62),
+    /// per interocular distance: about 0 or more in a smile, where the
+    /// corners rise to the upper lip, and well below 0 when the mouth
+    /// drops open without a smile (a shout, surprise), whose corners stay
+    /// halfway down the opening. Unlike `cornerLift` it does not grow as the
+    /// lower lip drops.
+    var upperLipLift: Double {
+        let upper = (self[51].y + self[62].y) / 2
+        let corners = (self[48].y + self[54].y) / 2
+        return (upper - corners) / max(1, interocular)
+    }
+
     /// Yaw from the nose tip's place between the jaw's sides at the nose's
     /// height (points 2 and 14): 0 centred, ±90 at a side. Positive when the
     /// face turns towards the image's right (DESIGN.md), where the nose

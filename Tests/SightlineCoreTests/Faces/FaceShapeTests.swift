@@ -21,8 +21,9 @@ struct FaceShapeTests {
     }
 
     /// A frontal face's 68 points (iBUG layout) with eyes of the given aspect ratio
-    /// and a mouth whose lips are `open` apart and corners lifted by `lift` (pixels).
-    static func shape(eyeRatio: Double, open: Double = 0, lift: Double = 0) -> FaceShape {
+    /// and a mouth whose lips are `open` apart and corners lifted by `lift` (pixels), `wide`
+    /// times its usual width (40 px, 0.57 of the distance between the outer eye corners).
+    static func shape(eyeRatio: Double, open: Double = 0, lift: Double = 0, wide: Double = 1) -> FaceShape {
         var p = [PixelPoint](repeating: PixelPoint(x: 0, y: 0), count: 68)
         for i in 0...16 { p[i] = PixelPoint(x: 40 + Double(i) * 7.5, y: 100 + abs(Double(i) - 8) * -4 + 30) }
         for i in 17...26 { p[i] = PixelPoint(x: 50 + Double(i - 17) * 10, y: 70) }
@@ -35,12 +36,13 @@ struct FaceShapeTests {
             p[first + 4] = PixelPoint(x: cx + 4, y: 85 + h); p[first + 5] = PixelPoint(x: cx - 4, y: 85 + h)
         }
         eye(36, 75); eye(42, 125)
-        p[48] = PixelPoint(x: 80, y: 130 - lift); p[54] = PixelPoint(x: 120, y: 130 - lift)
-        for i in 49...53 { p[i] = PixelPoint(x: 80 + Double(i - 48) * 6.7, y: 127 - open / 2) }
-        for i in 55...59 { p[i] = PixelPoint(x: 120 - Double(i - 54) * 6.7, y: 133 + open / 2) }
-        p[60] = PixelPoint(x: 83, y: 130 - lift); p[64] = PixelPoint(x: 117, y: 130 - lift)
-        for i in 61...63 { p[i] = PixelPoint(x: 83 + Double(i - 60) * 8.5, y: 130 - open / 2) }
-        for i in 65...67 { p[i] = PixelPoint(x: 117 - Double(i - 64) * 8.5, y: 130 + open / 2) }
+        func x(_ value: Double) -> Double { 100 + (value - 100) * wide }
+        p[48] = PixelPoint(x: x(80), y: 130 - lift); p[54] = PixelPoint(x: x(120), y: 130 - lift)
+        for i in 49...53 { p[i] = PixelPoint(x: x(80 + Double(i - 48) * 6.7), y: 127 - open / 2) }
+        for i in 55...59 { p[i] = PixelPoint(x: x(120 - Double(i - 54) * 6.7), y: 133 + open / 2) }
+        p[60] = PixelPoint(x: x(83), y: 130 - lift); p[64] = PixelPoint(x: x(117), y: 130 - lift)
+        for i in 61...63 { p[i] = PixelPoint(x: x(83 + Double(i - 60) * 8.5), y: 130 - open / 2) }
+        for i in 65...67 { p[i] = PixelPoint(x: x(117 - Double(i - 64) * 8.5), y: 130 + open / 2) }
         return FaceShape(points: p)
     }
 
@@ -55,7 +57,12 @@ struct FaceShapeTests {
         #expect(abs(serious.yaw) < 1)
         let reader = FaceAttributeReader(options: FaceAttributeReader.Options())
         #expect(reader.smile(serious) < 0.5)
-        #expect(reader.smile(smiling) > 0.5)
+        // A smile widens the mouth and lifts its corners; a shout drops it open with the corners low.
+        let broad = Self.shape(eyeRatio: 0.3, open: 12, lift: 6, wide: 1.3)
+        let shout = Self.shape(eyeRatio: 0.3, open: 30, wide: 1.1)
+        #expect(broad.upperLipLift > shout.upperLipLift + 0.1)
+        #expect(reader.smile(broad) > 0.5, "\(reader.smile(broad))")
+        #expect(reader.smile(shout) < 0.5, "\(reader.smile(shout))")
     }
 
     @Test("a missing model file is reported, and attributes fall back to the cascades")
