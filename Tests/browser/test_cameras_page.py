@@ -2,7 +2,7 @@
 its own frames with its own boxes, closed while out of view) and ?camera=NAME (the page of one
 camera with all its tools, every path under /cam/NAME/ and /api/cameras/NAME/).
 
-The server runs two cameras from a config file: `front` (the demo, 640x480) and `yard` (vtest.avi,
+The server runs two cameras from a config file: `frontdoor` (the demo, 640x480) and `backyard` (vtest.avi,
 768x576), so a frame's size says whose it is. Fixtures and helpers come from test_page.py.
 """
 import os
@@ -22,16 +22,16 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 TEST_DATA = Path(os.environ.get("SIGHTLINE_TEST_DATA", REPO.parent / "shared" / "testdata"))
 VIDEO = TEST_DATA / "video" / "vtest.avi"
-SIZES = {"front": (640, 480), "yard": (768, 576)}
+SIZES = {"frontdoor": (640, 480), "backyard": (768, 576)}
 UI_TIMEOUT_S = 15
 # A tile has shown this many frames before it counts as streaming.
 MIN_TILE_FRAMES = 3
 
 CONFIG = """\
 cameras:
-  front:
+  frontdoor:
     source: {{spec: "demo?fps=10"}}
-  yard:
+  backyard:
     source: {{spec: "file:{video}"}}
     faces: {{enabled: false}}
 """
@@ -43,6 +43,7 @@ return [...document.querySelectorAll('#cameras .camera-tile')].map((tile) => {
           connection: tile.dataset.connection || null, state: tile.dataset.state || null,
           href: tile.querySelector('a').getAttribute('href'),
           detail: tile.querySelector('.camera-detail').textContent,
+          nameCut: (() => { const t = tile.querySelector('.camera-title'); return t.scrollWidth > t.clientWidth; })(),
           seq: canvas.dataset.seq ?? null, frames: Number(canvas.dataset.frames || 0),
           width: Number(canvas.dataset.width || 0), height: Number(canvas.dataset.height || 0)};
 });
@@ -56,7 +57,7 @@ return performance.getEntriesByType('resource').map((e) => new URL(e.name).pathn
 
 @pytest.fixture(scope="module")
 def cameras_server():
-    """One server with the two cameras (front first: it also answers the unprefixed routes)."""
+    """One server with the two cameras (frontdoor first: it also answers the unprefixed routes)."""
     if os.environ.get("SIGHTLINE_URL"):
         pytest.skip("these tests start their own server (they need a config with two cameras)")
     if not VIDEO.is_file():
@@ -109,16 +110,22 @@ def test_the_grid_streams_every_camera_and_the_page_the_first(cameras_server, dr
     driver.get_log("browser")  # drop anything from earlier pages
     open_page(driver, cameras_server.url, 1400, 1000)
     assert driver.find_element(By.ID, "cameras").is_displayed()
-    wait_for_tiles(driver, ["front", "yard"])
-    wait_until_tiles_stream(driver, ["front", "yard"])
+    wait_for_tiles(driver, ["frontdoor", "backyard"])
+    wait_until_tiles_stream(driver, ["frontdoor", "backyard"])
     shown = tiles(driver)
     # Without ?camera the main view is the first camera's, and its tile is the marked one.
-    assert tuple(main_view_size(driver)) == SIZES["front"]
+    assert tuple(main_view_size(driver)) == SIZES["frontdoor"]
     assert driver.execute_script("return window.sightline.camera") is None
-    assert shown["front"]["current"] == "true" and shown["yard"]["current"] == "false"
-    assert shown["yard"]["href"] == "?camera=yard"
-    WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: tiles(d)["yard"]["detail"].startswith("live · "))
-    assert driver.find_element(By.ID, "camera-name").text == "front"
+    assert shown["frontdoor"]["current"] == "true" and shown["backyard"]["current"] == "false"
+    assert shown["backyard"]["href"] == "?camera=backyard"
+    WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: tiles(d)["backyard"]["detail"].startswith("live · "))
+    # Each tile shows its whole name beside or above its detail, never cut to a few letters.
+    for width in (1400, 700):
+        driver.set_window_size(width, 1000)
+        shown = tiles(driver)
+        assert not any(t["nameCut"] for t in shown.values()), (width, shown)
+    driver.set_window_size(1400, 1000)
+    assert driver.find_element(By.ID, "camera-name").text == "frontdoor"
     # The page's own requests stay unprefixed.
     requests = driver.execute_script(REQUESTS_JS)
     assert "/api/state" in requests and "/api/templates" in requests, requests
@@ -129,16 +136,16 @@ def test_the_grid_streams_every_camera_and_the_page_the_first(cameras_server, dr
 def test_tiles_out_of_view_close_their_sockets(cameras_server, driver):
     # A short window: the panel scrolls, so the Cameras card (its top) can leave the view.
     open_page(driver, cameras_server.url, 1400, 500)
-    wait_for_tiles(driver, ["front", "yard"])
-    wait_until_tiles_stream(driver, ["front", "yard"])
-    assert ws_clients(cameras_server, "yard") >= 1
+    wait_for_tiles(driver, ["frontdoor", "backyard"])
+    wait_until_tiles_stream(driver, ["frontdoor", "backyard"])
+    assert ws_clients(cameras_server, "backyard") >= 1
     driver.execute_script("document.querySelector('.panel').scrollTop = 1e6")
     WebDriverWait(driver, UI_TIMEOUT_S).until(
         lambda d: all(t["streaming"] == "false" and t["connection"] == "closed" for t in tiles(d).values()),
         message=f"tiles still streaming out of view: {tiles(driver)}")
-    # The server sees the yard's socket go (nothing else of this page watches the yard).
-    WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: ws_clients(cameras_server, "yard") == 0,
-                                              message="the yard's WebSocket stayed open")
+    # The server sees the backyard's socket go (nothing else of this page watches the backyard).
+    WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: ws_clients(cameras_server, "backyard") == 0,
+                                              message="the backyard's WebSocket stayed open")
     frames = {name: tile["frames"] for name, tile in tiles(driver).items()}
     driver.execute_script("document.querySelector('.panel').scrollTop = 0")
     WebDriverWait(driver, UI_TIMEOUT_S).until(
@@ -149,36 +156,36 @@ def test_tiles_out_of_view_close_their_sockets(cameras_server, driver):
 
 def test_clicking_a_tile_opens_that_camera_with_all_its_tools(cameras_server, driver):
     open_page(driver, cameras_server.url, 1400, 1000)
-    wait_for_tiles(driver, ["front", "yard"])
-    driver.find_element(By.CSS_SELECTOR, '#cameras .camera-tile[data-camera="yard"] a').click()
-    WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: "camera=yard" in d.current_url)
+    wait_for_tiles(driver, ["frontdoor", "backyard"])
+    driver.find_element(By.CSS_SELECTOR, '#cameras .camera-tile[data-camera="backyard"] a').click()
+    WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: "camera=backyard" in d.current_url)
     wait_for_frame(driver)
-    assert driver.execute_script("return window.sightline.camera") == "yard"
-    # The main stream is the yard's, and so is what the header and the Source card say.
-    WebDriverWait(driver, FRAME_TIMEOUT_S).until(lambda d: tuple(main_view_size(d)) == SIZES["yard"],
-                                                 message=f"main view {main_view_size(driver)} is not the yard's")
-    assert driver.find_element(By.ID, "camera-name").text == "yard"
+    assert driver.execute_script("return window.sightline.camera") == "backyard"
+    # The main stream is the backyard's, and so is what the header and the Source card say.
+    WebDriverWait(driver, FRAME_TIMEOUT_S).until(lambda d: tuple(main_view_size(d)) == SIZES["backyard"],
+                                                 message=f"main view {main_view_size(driver)} is not the backyard's")
+    assert driver.find_element(By.ID, "camera-name").text == "backyard"
     WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: "vtest" in d.find_element(By.ID, "source-name").text)
     WebDriverWait(driver, UI_TIMEOUT_S).until(
         lambda d: "vtest" in d.find_element(By.CSS_SELECTOR, '#sources [data-role="current"]').text)
-    # Every tool asked the yard's API; nothing went to the unprefixed (first camera's) routes.
+    # Every tool asked the backyard's API; nothing went to the unprefixed (first camera's) routes.
     WebDriverWait(driver, UI_TIMEOUT_S).until(
-        lambda d: {"/api/cameras/yard/state", "/api/cameras/yard/templates", "/api/cameras/yard/sources",
-                   "/api/cameras/yard/events"} <= set(d.execute_script(REQUESTS_JS)),
+        lambda d: {"/api/cameras/backyard/state", "/api/cameras/backyard/templates", "/api/cameras/backyard/sources",
+                   "/api/cameras/backyard/events"} <= set(d.execute_script(REQUESTS_JS)),
         message=f"requests: {driver.execute_script(REQUESTS_JS)}")
     requests = driver.execute_script(REQUESTS_JS)
     unprefixed = [p for p in requests if p.startswith("/api/") and not p.startswith("/api/cameras")
                   and p != "/api/session"]
     assert unprefixed == [], requests
-    # An event's clip and pictures are the yard's too.
+    # An event's clip and pictures are the backyard's too.
     urls = driver.execute_async_script(
         "const done = arguments[arguments.length - 1];"
         "import('/events.js').then((m) => done([m.clipURL('e1'), m.eventsQuery({})]));")
-    assert urls == ["/api/cameras/yard/events/e1/clip.mp4", "/api/cameras/yard/events?limit=30"]
-    # The grid marks the yard now, and still streams both.
-    wait_until_tiles_stream(driver, ["front", "yard"])
+    assert urls == ["/api/cameras/backyard/events/e1/clip.mp4", "/api/cameras/backyard/events?limit=30"]
+    # The grid marks the backyard now, and still streams both.
+    wait_until_tiles_stream(driver, ["frontdoor", "backyard"])
     shown = tiles(driver)
-    assert shown["yard"]["current"] == "true" and shown["front"]["current"] == "false"
+    assert shown["backyard"]["current"] == "true" and shown["frontdoor"]["current"] == "false"
     assert severe_console_entries(driver) == []
 
 
@@ -186,7 +193,7 @@ def test_an_unknown_camera_says_so(cameras_server, driver):
     driver.get(cameras_server.url + "/?camera=garage&video=jpeg")
     WebDriverWait(driver, UI_TIMEOUT_S).until(
         lambda d: "garage" in d.find_element(By.CSS_SELECTOR, '#cameras [data-role="notice"]').text)
-    wait_for_tiles(driver, ["front", "yard"])
+    wait_for_tiles(driver, ["frontdoor", "backyard"])
     driver.get_log("browser")  # the refused WebSocket and state requests are logged: expected here
 
 
