@@ -145,7 +145,9 @@ public enum PrometheusText {
                [("{result=\"saved\"}", Double(events.recorder.saved)), ("{result=\"dropped\"}", Double(events.recorder.dropped)),
                 ("{result=\"failed\"}", Double(events.recorder.failed))])
         if let clips = events.clips {
-            metric("sightline_clips_active", "gauge", "Event clips being written.", [("", Double(clips.active))])
+            metric("sightline_clips_active", "gauge", "Events whose clip is being written.", [("", Double(clips.active))])
+            metric("sightline_clips_files", "gauge", "Clip files being written (overlapping events share one).",
+                   [("", Double(clips.files))])
             metric("sightline_clips_total", "counter", "Event clips finished whole, or stopped by a failed write.",
                    [("{result=\"completed\"}", Double(clips.completed)), ("{result=\"failed\"}", Double(clips.failed))])
             metric("sightline_clips_writing", "gauge", "1 while clips are written, 0 while writes fail (a full disk).",
