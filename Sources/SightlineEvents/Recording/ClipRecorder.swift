@@ -296,12 +296,17 @@ public final class ClipRecorder: Sendable {
             guard writer.start <= start,
                   writer.start + recorder.options.maxSeconds - writer.lastCapturedAt >= joinSeconds else { return false }
             unlink(path)
-            guard link(recordings[index].path, path) == 0 else {
+            // Any name of the file will do: the one kept may have just been deleted with its event.
+            let names = [recordings[index].path] + recordings[index].members.keys.sorted().map(recorder.store.clipPath)
+            guard let linked = names.first(where: { link($0, path) == 0 }) else {
                 let code = errno
-                canLink = false
-                recorder.logger.warning("clips: cannot hard-link clips here (errno \(code)); overlapping events get a file each")
+                if [EPERM, EXDEV, EOPNOTSUPP, ENOSYS].contains(code) {
+                    canLink = false
+                    recorder.logger.warning("clips: cannot hard-link clips here (errno \(code)); overlapping events get a file each")
+                }
                 return false
             }
+            recordings[index].path = linked
             recordings[index].members[record.id] = member
             report(record.id, in: index, persist: true)
             return true

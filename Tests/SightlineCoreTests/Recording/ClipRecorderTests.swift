@@ -121,34 +121,39 @@ struct ClipRecorderTests {
         let first = try beginEvent("gggggg", first: 10, last: 10, through: 11, fixtures, store, clips)
         // Frame 20 (1 s in, 9 s left of 10): joins.
         let second = try beginEvent("hhhhhh", first: 20, last: 20, through: 21, fixtures, store, clips)
-        // Frame 50 (4 s in, 6 s left, under joinSeconds): a file of its own.
-        let third = try beginEvent("iiiiii", first: 50, last: 50, through: 51, fixtures, store, clips)
         #expect(store.clipFile(first.id) == store.clipFile(second.id))
-        #expect(store.clipFile(third.id) != store.clipFile(first.id))
         #expect(store.record(second.id)?.clip?.start == fixtures.time(10), "the shared clip starts where the first did")
-        #expect(store.record(third.id)?.clip?.start == fixtures.time(50))
-        #expect(F.eventually { clips.snapshot.files == 2 && clips.snapshot.active == 3 }, "\(clips.snapshot)")
-        // The first event is deleted while its file is written: the second still holds it.
+        // The first event, whose name the file was written under, is deleted while it is written:
+        // the second still holds it, and one that begins now joins it through the second's name.
         #expect(store.delete(first.id))
         #expect(!FileManager.default.fileExists(atPath: store.clipPath(first.id)))
+        let late = try beginEvent("kkkkkk", first: 22, last: 22, through: 23, fixtures, store, clips)
+        #expect(store.clipFile(late.id) == store.clipFile(second.id) && store.clipFile(late.id) != nil)
+        // Frame 50 (4 s in, 6 s left, under joinSeconds): a file of its own.
+        let third = try beginEvent("iiiiii", first: 50, last: 50, through: 51, fixtures, store, clips)
+        #expect(store.clipFile(third.id) != store.clipFile(second.id))
+        #expect(store.record(third.id)?.clip?.start == fixtures.time(50))
+        #expect(F.eventually { clips.snapshot.files == 2 && clips.snapshot.active == 3 }, "\(clips.snapshot)")
         try fixtures.publish(through: 60)
-        let endSecond = fixtures.record("hhhhhh", first: 20, last: 55, ended: true)
-        try store.save(endSecond)
-        let endThird = fixtures.record("iiiiii", first: 50, last: 55, ended: true)
-        try store.save(endThird)
-        clips.enqueue(EventBatch(changes: F.batch(endSecond, .end).changes + F.batch(endThird, .end).changes))
+        let ends = [("hhhhhh", 20), ("kkkkkk", 22), ("iiiiii", 50)].map { fixtures.record($0.0, first: $0.1, last: 55, ended: true) }
+        for end in ends { try store.save(end) }
+        clips.enqueue(EventBatch(changes: ends.flatMap { F.batch($0, .end).changes }))
         try fixtures.publish(through: 75)
-        #expect(F.eventually { store.record(second.id)?.clip?.complete == true && store.record(third.id)?.clip?.complete == true })
+        #expect(F.eventually { ends.allSatisfy { store.record($0.id)?.clip?.complete == true } })
         let kept = try #require(store.record(second.id)?.clip)
+        #expect(store.record(late.id)?.clip == kept)
         #expect(kept.start == fixtures.time(10) && kept.frames >= 55 - 10 + 10, "frames \(kept.frames)")
         let probe = try VideoFileProbe.read(store.clipPath(second.id))
-        #expect(probe.packets == kept.frames && Self.links(store.clipPath(second.id)) == 1)
+        #expect(probe.packets == kept.frames && Self.links(store.clipPath(second.id)) == 2)
         let own = try #require(store.record(third.id)?.clip)
         #expect(store.totals.bytes >= kept.bytes + own.bytes)
-        // The last holder deleted: its space is no longer counted.
-        let before = store.totals.bytes
+        #expect(store.totals.bytes < 2 * kept.bytes + own.bytes, "the shared file counted once: \(store.totals)")
+        // Its last holder deleted, the shared file's space is no longer counted.
         #expect(store.delete(second.id))
+        let before = store.totals.bytes
+        #expect(store.delete(late.id))
         #expect(store.totals.bytes < before - kept.bytes + 1)
+        #expect(!FileManager.default.fileExists(atPath: store.clipPath(second.id)))
     }
 
     static func links(_ path: String) -> Int {
