@@ -11,8 +11,9 @@ import Foundation
 ///   interocular distance (`FaceShape.mouthOpen`, `cornerLift`, `mouthWidth`);
 /// - **eyesClosed**: both eyes' mean eye aspect ratio (Soukupová and Čech
 ///   2016) under `closedEyeRatio`, under `doubtfulEyeRatio` with no open
-///   eye found by the eye cascades, or under `eyelessEyeRatio` with next to
-///   nothing eye-like found (see `Options`).
+///   eye found by the eye cascades or only flat skin between the lids
+///   (`EyeTexture`), or under `eyelessEyeRatio` with next to nothing
+///   eye-like found (see `Options`).
 /// Each is omitted (nil) on a face it cannot judge: narrower than
 /// `minFaceWidthForSmile` / `...ForEyes` frame pixels (the detector's box),
 /// turned further than `maxYawForSmile` / `...ForEyes` (yaw read from the
@@ -85,8 +86,15 @@ public final class FaceAttributeReader {
         /// no eye texture let the fit float them up to 0.35, while every open
         /// eye of the labelled faces gave the cascades 0.77 or more (50 of 50
         /// faces).
+        ///
+        /// Under `doubtfulEyeRatio`, eyes whose better eye's `EyeTexture`
+        /// contrast is under `flatEyeContrast` are closed too: lids the fit
+        /// holds a little apart over nothing but skin (blinks of a 45-pixel
+        /// face read 0.05-0.07; of the 85 open-eyed labelled faces the
+        /// lowest read 0.12).
         public var closedEyeRatio = 0.15
         public var doubtfulEyeRatio = 0.3
+        public var flatEyeContrast = 0.1
         public var closedEyeCascadeWeight = 1.0
         public var eyelessEyeRatio = 0.4
         public var eyelessCascadeWeight = 0.5
@@ -181,15 +189,21 @@ public final class FaceAttributeReader {
            Self.traceMeasures || (judgeEyes && eyeRatio >= options.closedEyeRatio && eyeRatio < options.eyelessEyeRatio) {
             cascadeEyes = try openEyeConfidence(in: crop, eyes: landmarks)
         }
+        // The texture between the lids, for eyes the fit calls neither shut nor surely open.
+        var eyeContrast: Double?
+        if Self.traceMeasures || (judgeEyes && eyeRatio >= options.closedEyeRatio && eyeRatio < options.doubtfulEyeRatio) {
+            eyeContrast = max(EyeTexture.contrast(in: crop.image, shape: shape, eye: 36),
+                              EyeTexture.contrast(in: crop.image, shape: shape, eye: 42))
+        }
         if Self.traceMeasures {
             let line = String(format: "{\"box\": [%.1f, %.1f, %.1f, %.1f], \"sharpness\": %.1f, \"yaw68\": %.1f, "
                               + "\"mouthWidth\": %.3f, \"cornerLift\": %.3f, \"mouthOpen\": %.3f, \"ear\": %.3f, "
                               + "\"earRight\": %.3f, \"earLeft\": %.3f, \"smile\": %.3f, \"cascadeEyes\": %.3f, "
-                              + "\"upperLipLift\": %.3f}\n",
+                              + "\"upperLipLift\": %.3f, \"eyeContrast\": %.3f}\n",
                               face.box.x, face.box.y, face.box.w, face.box.h, sharpness, yaw, shape.mouthWidth,
                               shape.cornerLift, shape.mouthOpen, eyeRatio, shape.eyeAspectRatio(from: 36),
                               shape.eyeAspectRatio(from: 42), smile(shape), max(-9, cascadeEyes ?? -9),
-                              shape.upperLipLift)
+                              shape.upperLipLift, eyeContrast ?? -9)
             FileHandle.standardError.write(Data(line.utf8))
         }
         face.smile = judgeSmile ? smile(shape) : nil
@@ -197,6 +211,7 @@ public final class FaceAttributeReader {
         if judgeEyes {
             face.eyesClosed = eyeRatio < options.closedEyeRatio
                 || (eyeRatio < options.doubtfulEyeRatio && (cascadeEyes ?? .infinity) <= options.closedEyeCascadeWeight)
+                || (eyeRatio < options.doubtfulEyeRatio && (eyeContrast ?? .infinity) < options.flatEyeContrast)
                 || (eyeRatio < options.eyelessEyeRatio && (cascadeEyes ?? .infinity) <= options.eyelessCascadeWeight)
         }
         return face

@@ -46,6 +46,34 @@ struct FaceShapeTests {
         return FaceShape(points: p)
     }
 
+    @Test("eye texture: a sclera beside an iris between the lids is not flat; a shut lid's shaded skin is")
+    func eyeTexture() {
+        // The synthetic face's lids 0.25 apart (eyes 20 px wide at x 65-85 and 115-135, y 85).
+        let shape = Self.shape(eyeRatio: 0.25)
+        func image(open: Bool) -> ImageBuffer {
+            let image = ImageBuffer(width: 200, height: 200, channels: 1)
+            image.bytes.update(repeating: 150, count: image.byteCount)
+            for y in 0..<200 { for x in 0..<200 {
+                for cx in [75.0, 125.0] {
+                    let dx = Double(x) + 0.5 - cx, dy = Double(y) + 0.5 - 85
+                    if open, abs(dx) < 9, abs(dy) < 2.5 { image.bytes[y * 200 + x] = dx * dx + dy * dy < 16 ? 40 : 230 }
+                    // Shut: skin shading a little darker towards the lid's crease.
+                    if !open, abs(dx) < 9, abs(dy) < 2.5 { image.bytes[y * 200 + x] = UInt8(150 - 12 * (1 - abs(dy) / 2.5)) }
+                }
+            } }
+            return image
+        }
+        let flat = FaceAttributeReader.Options().flatEyeContrast
+        for eye in [36, 42] {
+            let open = EyeTexture.contrast(in: image(open: true), shape: shape, eye: eye)
+            let shut = EyeTexture.contrast(in: image(open: false), shape: shape, eye: eye)
+            #expect(open > 2 * flat, "open eye \(eye): \(open)")
+            #expect(shut < flat, "shut eye \(eye): \(shut)")
+        }
+        // Lids the fit holds together hold no pixel: 0, not a division by zero.
+        #expect(EyeTexture.contrast(in: image(open: true), shape: Self.shape(eyeRatio: 0), eye: 36) == 0)
+    }
+
     @Test("eye aspect ratio is Soukupová and Čech's; mouth measures grow with lips apart and corners lifted")
     func measures() {
         let open = Self.shape(eyeRatio: 0.3), shut = Self.shape(eyeRatio: 0.05)
