@@ -105,8 +105,9 @@ public struct FaceBenchmark {
                 guard let check, let model = reader.shapeModel, let landmarks = face.landmarks,
                       let crop = try timed("uprightCrop", { try UprightFaceCrop(gray: gray, landmarks: landmarks) })
                 else { continue }
-                _ = try timed("fit68") { try model.fit(crop) }
+                let shape = try timed("fit68") { try model.fit(crop) }
                 _ = timed("sharpness") { crop.sharpness() }
+                _ = timed("eyeTexture") { EyeTexture.betterEye(in: crop, shape: shape) }
                 _ = try timed("cascadeEyes") { try reader.openEyeConfidence(in: crop, eyes: landmarks) }
                 _ = try timed("personCheck") { try check.score(crop) }
             }

@@ -8,7 +8,12 @@
 /// apart (aspect ratio 0.16-0.17, as narrowed open eyes read), but what it
 /// holds between them is flat: on the labelled faces those blinks read
 /// 0.05-0.07, every open eye's better one 0.12 or more.
-enum EyeTexture {
+package enum EyeTexture {
+    /// The better (larger) of both eyes' measures in an upright crop.
+    package static func betterEye(in crop: UprightFaceCrop, shape: FaceShape) -> Double {
+        max(contrast(in: crop.image, shape: shape, eye: 36), contrast(in: crop.image, shape: shape, eye: 42))
+    }
+
     /// The measure for the eye whose six points start at `first` (36 or 42);
     /// 0 when the outline holds no pixel.
     static func contrast(in image: ImageBuffer, shape: FaceShape, eye first: Int) -> Double {

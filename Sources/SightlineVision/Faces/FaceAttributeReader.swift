@@ -202,8 +202,7 @@ public final class FaceAttributeReader {
         // The texture between the lids, for eyes the fit calls neither shut nor surely open.
         var eyeContrast: Double?
         if Self.traceMeasures || (judgeEyes && eyeRatio >= options.closedEyeRatio && eyeRatio < options.doubtfulEyeRatio) {
-            eyeContrast = max(EyeTexture.contrast(in: crop.image, shape: shape, eye: 36),
-                              EyeTexture.contrast(in: crop.image, shape: shape, eye: 42))
+            eyeContrast = EyeTexture.betterEye(in: crop, shape: shape)
         }
         if Self.traceMeasures {
             let line = String(format: "{\"box\": [%.1f, %.1f, %.1f, %.1f], \"sharpness\": %.1f, \"yaw68\": %.1f, "
