@@ -150,8 +150,7 @@ def test_open_eyes_shrunk_to_small_faces_are_not_called_closed(labelled, tmp_pat
     shrunk so the face is 44, 48 or 52 px wide, saved as JPEG at quality 70 (a face far from
     the camera): open eyes called closed <= 5 %, as on the photos. Before the eye cascades were
     kept to faces of 56 px and more, 11 of 175 judged here read closed."""
-    _, _, paths, _ = labelled
-    labels = json.loads(LABELS.read_text())
+    labels, _, paths, _ = labelled
     shrunk = []
     for index, entry in enumerate(labels["faces"]):
         if entry.get("eyes") != "open" or entry["box"][2] < 100:

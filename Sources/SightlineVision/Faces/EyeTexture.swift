@@ -1,4 +1,3 @@
-
 /// How much an eye's pixels vary inside its lids, from the 68 points of an
 /// upright crop: the standard deviation of the gray inside the six-point
 /// lid outline over the mean gray around it (the box 1.5 eye widths across
@@ -20,7 +19,8 @@ package enum EyeTexture {
         precondition(image.channels == 1, "eye texture is read on gray")
         let outline = (first...(first + 5)).map { shape[$0] }
         let width = max(1, outline[0].distance(to: outline[3]))
-        let cx = outline.map(\.x).reduce(0, +) / 6, cy = outline.map(\.y).reduce(0, +) / 6
+        let centre = FaceShape.mean(first...(first + 5), shape.points)
+        let cx = centre.x, cy = centre.y
         let x0 = max(0, Int(cx - width * 0.75)), x1 = min(image.width - 1, Int(cx + width * 0.75))
         let y0 = max(0, Int(cy - width * 0.6)), y1 = min(image.height - 1, Int(cy + width * 0.6))
         guard x0 <= x1, y0 <= y1 else { return 0 }

@@ -192,11 +192,11 @@ public final class FaceAttributeReader {
         let judgeSmile = sharp && face.box.w >= options.minFaceWidthForSmile && abs(yaw) <= options.maxYawForSmile
         let judgeEyes = sharp && face.landmarks != nil && face.box.w >= options.minFaceWidthForEyes
             && abs(yaw) <= options.maxYawForEyes
-        // The cascades' second look at eyes the fit calls neither shut nor surely open.
+        // The cascades' second look at eyes the fit calls neither shut nor surely open, on faces wide enough.
+        let cascadesLook = judgeEyes && face.box.w >= options.minFaceWidthForEyeCascades
+            && eyeRatio >= options.closedEyeRatio && eyeRatio < options.eyelessEyeRatio
         var cascadeEyes: Double?
-        if let landmarks = face.landmarks,
-           Self.traceMeasures || (judgeEyes && face.box.w >= options.minFaceWidthForEyeCascades
-                                  && eyeRatio >= options.closedEyeRatio && eyeRatio < options.eyelessEyeRatio) {
+        if let landmarks = face.landmarks, Self.traceMeasures || cascadesLook {
             cascadeEyes = try openEyeConfidence(in: crop, eyes: landmarks)
         }
         // The texture between the lids, for eyes the fit calls neither shut nor surely open.
@@ -217,8 +217,8 @@ public final class FaceAttributeReader {
         }
         face.smile = judgeSmile ? smile(shape) : nil
         face.eyesClosed = nil
-        // Traced measures read the cascades on every face; only those wide enough count.
-        if face.box.w < options.minFaceWidthForEyeCascades { cascadeEyes = nil }
+        // Traced measures read the cascades on every face; only their look counts.
+        if !cascadesLook { cascadeEyes = nil }
         if judgeEyes {
             face.eyesClosed = eyeRatio < options.closedEyeRatio
                 || (eyeRatio < options.doubtfulEyeRatio && (cascadeEyes ?? .infinity) <= options.closedEyeCascadeWeight)
