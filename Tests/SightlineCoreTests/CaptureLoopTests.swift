@@ -44,4 +44,26 @@ import Testing
         #expect(clock.waitForSleepers(1))   // live: asleep until its next frame's time
         #expect(loop.status.state == .live && fresh.lock.withLock { fresh.opens } == 2)
     }
+
+    /// A stopped loop is freed with its source once the camera lets go of it:
+    /// the capture thread's closure held the loop, and the loop held the
+    /// thread, so every removed camera's loop, source and frames stayed.
+    @Test func aStoppedLoopAndItsSourceAreFreed() {
+        weak var freedLoop: CaptureLoop?
+        weak var freedSource: FlakySource?
+        do {
+            let source = FlakySource()
+            let loop = CaptureLoop(source: source, spec: "flaky", mailbox: FrameMailbox(), stats: PipelineStats(),
+                                   logger: quietLogger())
+            freedLoop = loop
+            freedSource = source
+            loop.start()
+            loop.stop()
+            loop.stop()   // a second stop returns at once
+        }
+        // The capture thread lets go of its closure as it exits, just after `stop` returns.
+        for _ in 0..<500 where freedLoop != nil { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(freedLoop == nil, "the stopped capture loop is still referenced")
+        #expect(freedSource == nil, "the stopped loop's source is still referenced")
+    }
 }

@@ -203,7 +203,7 @@ final class CameraRegistry: Sendable {
     /// shared broker connection with its retained topics cleared. Its data
     /// directory stays.
     func remove(_ name: String) -> HTTPResponse {
-        changes.withLock { state -> HTTPResponse in
+        let answer = changes.withLock { state -> HTTPResponse in
             guard !state.closed else { return Self.stopping }
             let now = entries.withLock { $0 }
             guard let index = now.firstIndex(where: { $0.unit.name == name }) else {
@@ -236,6 +236,12 @@ final class CameraRegistry: Sendable {
             logger.notice("camera removed (its data directory is kept)", metadata: ["camera": "\(name)"])
             return .json(["removed": name])
         }
+        // The camera was freed as the change ended (nothing else holds it: its
+        // capture thread, pipeline and sinks have ended); the pages its frames,
+        // encoders and buffers held go back to the system rather than stay in
+        // malloc's arenas for the next allocation.
+        MallocArenas.returnFreedPages()
+        return answer
     }
 
     // MARK: - Switching a source

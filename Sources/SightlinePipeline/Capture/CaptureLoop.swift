@@ -30,7 +30,10 @@ public final class CaptureLoop: @unchecked Sendable {
     private var currentStatus: SourceStatus
     private var stopRequested = false
     private var replacement: (spec: String, source: FrameSource)?
-    private var thread: Thread?
+    /// The capture thread was started (it holds the loop until it ends, so
+    /// the loop keeps no reference to it: a stopped camera's loop, source
+    /// and frames are freed with the camera).
+    private var started = false
     private let finished = DispatchSemaphore(value: 0)
 
     /// `backoffScale` shortens the retry delays; `clock` paces the frames,
@@ -56,7 +59,7 @@ public final class CaptureLoop: @unchecked Sendable {
         }
         thread.name = "sightline.capture"
         thread.stackSize = 1 << 20
-        lock.withLock { self.thread = thread }
+        lock.withLock { started = true }
         thread.start()
     }
 
@@ -64,11 +67,14 @@ public final class CaptureLoop: @unchecked Sendable {
     public func stop() {
         let started = lock.withLock { () -> Bool in
             stopRequested = true
-            return thread != nil
+            return self.started
         }
         mailbox.close()
         clock.wakeSleepers()
-        if started { finished.wait() }
+        if started {
+            finished.wait()
+            lock.withLock { self.started = false }
+        }
     }
 
     /// Switches to another source at the next frame boundary (any thread).
