@@ -1,5 +1,6 @@
 import CSightlineAV
 import Foundation
+import Synchronization
 import SightlineSupport
 
 /// One H.264 stream written through libavformat: to a relay, RTSP (ANNOUNCE
@@ -10,10 +11,13 @@ import SightlineSupport
 ///
 /// Ownership: one thread (a publisher's or the clip recorder's) opens,
 /// writes and finishes it; `interrupt` may come from any thread, and makes a
-/// blocking call give up. `@unchecked Sendable` for that one call: the shim
-/// reads its flag atomically; `handle` is only changed by the owning thread.
-public final class H264Muxer: @unchecked Sendable {
-    private var handle: OpaquePointer?
+/// blocking call give up. The handle is kept in `live`, a `Mutex`:
+/// `interrupt` reaches it only under that lock, and `finish` (or `deinit`)
+/// takes it out under the lock before freeing it, so an interrupt never
+/// touches a freed muxer. The owning thread's calls run outside the lock,
+/// so an interrupt is never kept waiting by the call it interrupts.
+public final class H264Muxer: Sendable {
+    private let live: Mutex<MuxerHandle?>
 
     /// Fragmented MP4 that plays up to its last fragment if the writer dies:
     /// an empty `moov`, then a fragment at every keyframe and at least every second.
@@ -23,22 +27,25 @@ public final class H264Muxer: @unchecked Sendable {
     /// `options`: the muxer's, `key=value:key=value`.
     public init(url: String, format: String, width: Int, height: Int, parameterSets: Data, options: String = "",
                 timeoutSeconds: Double) throws {
-        handle = try parameterSets.withUnsafeBytes { sets in
+        let opened = try parameterSets.withUnsafeBytes { sets in
             try AVError.check { error in
                 sl_av_muxer_open(url, format, Int32(width), Int32(height), sets.baseAddress?.assumingMemoryBound(to: UInt8.self),
                                  sets.count, options, Int32(max(1, timeoutSeconds * 1000)), error)
             }
         }
+        live = Mutex(MuxerHandle(pointer: opened))
     }
 
-    deinit { sl_av_muxer_close(handle) }
+    deinit {
+        if let handle = live.withLock({ $0.take() }) { sl_av_muxer_close(handle.pointer) }
+    }
 
     /// Sends one access unit; `milliseconds` must increase.
     public func write(_ accessUnit: Data, milliseconds: Int64, isKeyframe: Bool) throws {
-        guard let handle else { throw AVError(code: -1, message: "the stream has ended") }
+        guard let handle = live.withLock({ $0 }) else { throw AVError(code: -1, message: "the stream has ended") }
         _ = try accessUnit.withUnsafeBytes { bytes in
             try AVError.check { error in
-                sl_av_muxer_write(handle, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, milliseconds,
+                sl_av_muxer_write(handle.pointer, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, milliseconds,
                                   isKeyframe ? 1 : 0, error)
             }
         }
@@ -47,13 +54,23 @@ public final class H264Muxer: @unchecked Sendable {
     /// Ends the stream: for MP4 the last fragment and the index go out. Throws
     /// when they could not be written (what was written before stays).
     public func finish() throws {
-        guard let handle else { return }
-        self.handle = nil
-        _ = try AVError.check { error in sl_av_muxer_finish(handle, error) }
+        guard let handle = live.withLock({ $0.take() }) else { return }
+        _ = try AVError.check { error in sl_av_muxer_finish(handle.pointer, error) }
     }
 
     /// Any thread: the blocking call under way, and every later one, gives up.
     public func interrupt() {
-        if let handle { sl_av_muxer_interrupt(handle) }
+        live.withLock { handle in
+            if let handle { sl_av_muxer_interrupt(handle.pointer) }
+        }
     }
+}
+
+/// An open libavformat muxer (`sl_av_muxer`), to keep in `H264Muxer.live`.
+/// `@unchecked Sendable` so that lock can hold it: another thread makes only
+/// `sl_av_muxer_interrupt` (an atomic store) on it, under that lock; every
+/// other call is the owning thread's, and it is freed only after being taken
+/// out of the lock.
+private struct MuxerHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What every camera of one server shares for faces: one detection thread
 /// (`FaceDetectionThread`: each camera's worker is a lane of it, in turns)
@@ -7,29 +8,32 @@ import Foundation
 /// tracker, detector state (refine and attribute records) and cut-frame
 /// detector (that one runs on its own pipeline thread).
 ///
-/// Threads: made and asked for models on the main thread while the cameras
-/// are built (`models(for:)` is not called after); the thread and the
-/// models are used on the detection thread from then on. `@unchecked
-/// Sendable` by that order: `loaded` is written only on the main thread
-/// before any camera starts.
-public final class FaceSharing: @unchecked Sendable {
+/// Threads: asked for models on the main thread while the configured
+/// cameras are built, and on the request worker when a camera is added at
+/// runtime, while the service thread may read how many are loaded (`GET
+/// /api/cameras`): the loaded models are in `loaded`, a `Mutex`. The thread
+/// and the models are used on the detection thread.
+public final class FaceSharing: Sendable {
     public let thread = FaceDetectionThread()
-    private var loaded: [String: YuNetModels] = [:]
+    private let loaded = Mutex<[String: YuNetModels]>([:])
 
     public init() {}
 
-    /// Main thread, while building cameras: the models of `modelPath`,
-    /// loaded on first use (with the attribute reader and person check
-    /// `options` asks for, made then).
+    /// Main thread or request worker, while building a camera: the models
+    /// of `modelPath`, loaded on first use (with the attribute reader and
+    /// person check `options` asks for, made then). Loading happens under the
+    /// lock, so two cameras made at once load a file once.
     func models(for modelPath: String, options: YuNetDetector.Options) throws -> YuNetModels {
-        if let models = loaded[modelPath] { return models }
-        let models = try YuNetModels(modelPath: modelPath, options: options)
-        loaded[modelPath] = models
-        return models
+        try loaded.withLock { loaded in
+            if let models = loaded[modelPath] { return models }
+            let models = try YuNetModels(modelPath: modelPath, options: options)
+            loaded[modelPath] = models
+            return models
+        }
     }
 
-    /// Model files loaded (for `/api/state` and tests).
-    public var modelsLoaded: Int { loaded.count }
+    /// Model files loaded (for `/api/state` and tests); any thread.
+    public var modelsLoaded: Int { loaded.withLock { $0.count } }
 
     /// Main thread, after every camera stopped.
     public func stop() {
