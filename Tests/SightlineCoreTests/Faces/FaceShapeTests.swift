@@ -16,7 +16,7 @@ struct FaceShapeTests {
     static var hasModel: Bool { FileManager.default.fileExists(atPath: modelPath) }
     static let noModel: Comment = "dlib's model \(modelPath) is missing (apt-get install libdlib-data)"
     static var labelledFaces: String {
-        // Gathered by scripts/fetch-labelled-faces.sh (scripts/setup.sh runs it), as for the e2e test.
+        // Gathered by scripts/fetch-labelled-faces.sh (scripts/setup.sh --tests runs it), as for the e2e test.
         ProcessInfo.processInfo.environment["SIGHTLINE_LABELLED_FACES"] ?? TestPaths.repository + "/.build/labelled-faces"
     }
 

@@ -15,7 +15,7 @@ import Testing
 final class MosquittoBroker {
     static let binary = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].first { FileManager.default.isExecutableFile(atPath: $0) }
     static var isInstalled: Bool { binary != nil }
-    static let skipMessage: Comment = "mosquitto is not installed (apt-get install mosquitto; scripts/setup.sh does): these tests need a real broker"
+    static let skipMessage: Comment = "mosquitto is not installed (apt-get install mosquitto; scripts/setup.sh --tests does): these tests need a real broker"
 
     let port: Int
     private let directory: String

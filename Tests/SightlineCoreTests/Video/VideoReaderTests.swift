@@ -13,7 +13,7 @@ enum FFmpegTools {
     static let ffmpeg = find("ffmpeg")
     static let ffprobe = find("ffprobe")
     static var installed: Bool { ffmpeg != nil && ffprobe != nil }
-    static let skipMessage: Comment = "ffmpeg is not installed (apt-get install ffmpeg; scripts/setup.sh does)"
+    static let skipMessage: Comment = "ffmpeg is not installed (apt-get install ffmpeg; scripts/setup.sh --tests does)"
 
     private static func find(_ name: String) -> String? {
         ["/usr/bin/", "/usr/local/bin/"].map { $0 + name }.first { FileManager.default.isExecutableFile(atPath: $0) }
