@@ -67,6 +67,8 @@ final class CallbackDispatch {
             reader.connectionCreated(wsi)
             return 0
         case LWS_CALLBACK_TIMER:
+            // A stream's look at whether its client left; else the stalled-header check armed at WSI_CREATE.
+            if table[wsi]?.role == .mjpeg { return DepartureWatch.check(wsi) }
             return reader.answerStalledHeaders(wsi)
         case LWS_CALLBACK_WSI_DESTROY:
             admission.headersFinished(wsi)
