@@ -39,7 +39,8 @@ final class CallbackDispatch {
         self.inbox = inbox
         table = ConnectionTable()
         admission = ConnectionAdmission(maxUnfinishedPerAddress: options.maxUnfinishedPerAddress,
-                                        maxUnfinished: options.maxUnfinished, stats: stats)
+                                        maxUnfinished: options.maxUnfinished, trustedProxies: options.trustedProxies,
+                                        stats: stats)
         fanOut = FrameFanOut(table: table, cameras: cameras, options: options, sessions: access?.sessions, logger: logger)
         writer = ResponseWriter(chunkBytes: options.chunkBytes, fanOut: fanOut)
         reader = RequestReader(options: options, table: table, writer: writer, admission: admission, routes: routes,
