@@ -6,6 +6,7 @@
 #include <linux/tcp.h> // struct tcp_info with tcpi_bytes_received (glibc's lacks it)
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <errno.h>
 
 int sl_lws_pre(void) { return LWS_PRE; }
 
@@ -99,4 +100,17 @@ int64_t sl_socket_bytes_received(int fd) {
     struct tcp_info info;
     if (tcp_info_of(fd, &info) != 0) return -1;
     return (int64_t)info.tcpi_bytes_received;
+}
+
+// TCP_ESTABLISHED of the kernel's tcp_states.h (netinet/tcp.h has it too, but
+// clashes with linux/tcp.h, included above for tcpi_bytes_received).
+#define SL_TCP_ESTABLISHED 1
+
+int sl_socket_peer_gone(int fd) {
+    struct tcp_info info;
+    if (tcp_info_of(fd, &info) == 0) return info.tcpi_state != SL_TCP_ESTABLISHED;
+    char byte;
+    ssize_t got = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (got == 0) return 1;
+    return got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
 }

@@ -61,6 +61,15 @@ int sl_socket_quiet_ms(int fd);
 // StreamServer measures a bodiless request by what arrived for it.
 int64_t sl_socket_bytes_received(int fd);
 
+// 1 when the peer of this connected TCP socket has closed or reset it (its
+// state is no longer ESTABLISHED: CLOSE-WAIT after its FIN, CLOSE after a
+// reset), else 0; without TCP_INFO, a MSG_PEEK read of 0 or a hard error. Why:
+// libwebsockets 4.1 does not read a socket whose HTTP answer is still being
+// written, so the end of an endless one (an MJPEG stream waiting for frames)
+// goes unnoticed until a write fails; StreamServer asks this on a timer
+// (DepartureWatch). The state reads the FIN even behind unread bytes.
+int sl_socket_peer_gone(int fd);
+
 // Routes lws's own log lines to `emit` at the given level mask.
 void sl_lws_set_logging(int levels, void (*emit)(int level, const char *line));
 

@@ -198,6 +198,8 @@ public final class SightlineServer: Sendable {
         options.tls = tls
         options.videoMaxLagSeconds = settings.video.maxLagSeconds
         options.videoLowAvailable = settings.video.lowEnabled
+        // Checked when the settings were read.
+        options.trustedProxies = (try? TrustedProxies(settings.trustedProxies)) ?? TrustedProxies()
         // Until the registry hands it the real table (before `start`): nothing but 503.
         let placeholder = Router(routes: [], authorize: { _, _ in nil },
                                  fallback: { _ in .error(503, "starting", detail: "the server is starting") })

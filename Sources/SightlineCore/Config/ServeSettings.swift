@@ -75,6 +75,8 @@ public struct ServeSettings: Sendable {
     /// Host names besides localhost and the loopback addresses a loopback-bound server answers to.
     public var allowedHosts: [String] = []
     public var sessionMinutes = 12 * 60.0
+    /// Reverse proxies whose forwarded client address counts (`access.trustedProxies`; see `TrustedProxies`).
+    public var trustedProxies: [String] = []
     /// TLS: PEM files, or `tlsAuto` for a self-signed certificate in <data-dir>/tls.
     public var tlsCert: String?
     public var tlsKey: String?
@@ -199,6 +201,7 @@ public struct ServeSettings: Sendable {
         if let v = config.access?.allowedOrigins { allowedOrigins = v }
         if let v = config.access?.allowedHosts { allowedHosts = v }
         if let v = config.access?.sessionMinutes { sessionMinutes = v }
+        if let v = config.access?.trustedProxies { trustedProxies = v }
         if let v = config.tls?.auto { tlsAuto = v }
         if let v = config.tls?.cert, !v.isEmpty { tlsCert = v }
         if let v = config.tls?.key, !v.isEmpty { tlsKey = v }
@@ -318,6 +321,7 @@ public struct ServeSettings: Sendable {
             throw ConfigError.invalid("tls needs both a certificate and a key (--tls-cert and --tls-key)")
         }
         guard sessionMinutes > 0 else { throw ConfigError.invalid("access.sessionMinutes must be positive") }
+        do { _ = try TrustedProxies(trustedProxies) } catch { throw ConfigError.invalid("\(error)") }
         guard debugStageDelayMs >= 0 else { throw ConfigError.invalid("--debug-stage-delay-ms must be >= 0") }
         _ = try SourceSpec.parse(source)
         for offered in offeredSources { _ = try SourceSpec.parse(offered) }

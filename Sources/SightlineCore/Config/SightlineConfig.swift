@@ -66,6 +66,8 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var allowedHosts: [String]?
         /// Minutes a sign-in cookie lasts.
         public var sessionMinutes: Double?
+        /// Reverse proxies (addresses, CIDR blocks) whose X-Forwarded-For/Forwarded name the client.
+        public var trustedProxies: [String]?
     }
 
     public struct TLS: Codable, Sendable, Equatable {
@@ -190,7 +192,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
                    "maxAgeDays", "maxMegabytes", "clips", "preCaptureSeconds", "postCaptureSeconds", "maxClipSeconds"],
         "mqtt": ["host", "port", "username", "password", "caFile", "certFile", "keyFile", "clientId", "topicPrefix",
                  "keepalive", "queueLimit", "reconnectMaxSeconds", "statsSeconds", "homeAssistant", "discoveryPrefix"],
-        "access": ["view", "allowedOrigins", "allowedHosts", "sessionMinutes"],
+        "access": ["view", "allowedOrigins", "allowedHosts", "sessionMinutes", "trustedProxies"],
         "tls": ["auto", "cert", "key"],
         "server": ["host", "port", "webRoot", "opencvThreads"],
         "source": ["spec", "width", "height", "fps", "offer"],

@@ -39,7 +39,8 @@ final class CallbackDispatch {
         self.inbox = inbox
         table = ConnectionTable()
         admission = ConnectionAdmission(maxUnfinishedPerAddress: options.maxUnfinishedPerAddress,
-                                        maxUnfinished: options.maxUnfinished, stats: stats)
+                                        maxUnfinished: options.maxUnfinished, trustedProxies: options.trustedProxies,
+                                        stats: stats)
         fanOut = FrameFanOut(table: table, cameras: cameras, options: options, sessions: access?.sessions, logger: logger)
         writer = ResponseWriter(chunkBytes: options.chunkBytes, fanOut: fanOut)
         reader = RequestReader(options: options, table: table, writer: writer, admission: admission, routes: routes,
@@ -67,6 +68,8 @@ final class CallbackDispatch {
             reader.connectionCreated(wsi)
             return 0
         case LWS_CALLBACK_TIMER:
+            // A stream's look at whether its client left; else the stalled-header check armed at WSI_CREATE.
+            if table[wsi]?.role == .mjpeg { return DepartureWatch.check(wsi) }
             return reader.answerStalledHeaders(wsi)
         case LWS_CALLBACK_WSI_DESTROY:
             admission.headersFinished(wsi)

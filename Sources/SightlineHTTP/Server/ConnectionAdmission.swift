@@ -8,21 +8,29 @@ import SightlinePipeline
 /// buffers everyone needs: a connection counts as unfinished from its
 /// accept until its request headers are in (or it closes); an address with
 /// `maxUnfinishedPerAddress` unfinished ones is refused more, and when
-/// `maxUnfinished` are unfinished in all, the oldest is evicted.
+/// `maxUnfinished` are unfinished in all, the oldest is evicted. A trusted
+/// reverse proxy (`TrustedProxies`), which carries every viewer behind it, is
+/// held only to the global limit. A refused connection is answered 503 (with
+/// Retry-After and the JSON error body) on its socket before it is closed.
 ///
 /// Service thread only (owned by `CallbackDispatch`).
 final class ConnectionAdmission {
     private let maxUnfinishedPerAddress: Int
     private let maxUnfinished: Int
+    private let trustedProxies: TrustedProxies
+    private let refusal: [UInt8]
     private let stats: PipelineStats
     /// Connections that have not finished their headers: address and admission order by socket, and count by address.
     private var unfinished: [Int32: (address: String, order: UInt64)] = [:]
     private var unfinishedCount: [String: Int] = [:]
     private var admissions: UInt64 = 0
 
-    init(maxUnfinishedPerAddress: Int, maxUnfinished: Int, stats: PipelineStats) {
+    init(maxUnfinishedPerAddress: Int, maxUnfinished: Int, trustedProxies: TrustedProxies = TrustedProxies(),
+         stats: PipelineStats) {
         self.maxUnfinishedPerAddress = maxUnfinishedPerAddress
         self.maxUnfinished = maxUnfinished
+        self.trustedProxies = trustedProxies
+        refusal = Self.refusal(limit: maxUnfinishedPerAddress)
         self.stats = stats
     }
 
@@ -46,8 +54,9 @@ final class ConnectionAdmission {
         // requests locked their address out for good (found by FuzzForms).
         forget(fd)
         let count = unfinishedCount[address, default: 0]
-        if count >= maxUnfinishedPerAddress {
+        if count >= maxUnfinishedPerAddress && !trustedProxies.contains(address) {
             stats.connectionRefused()
+            refuse(fd)
             return 1
         }
         if unfinished.count >= maxUnfinished { evictOldest() }
@@ -55,6 +64,25 @@ final class ConnectionAdmission {
         admissions += 1
         unfinished[fd] = (address, admissions)
         return 0
+    }
+
+    /// The answer a refused connection gets, whole, before lws closes it.
+    static func refusal(limit: Int) -> [UInt8] {
+        let body = #"{"error": "too many connections", "detail": "this address has \#(limit) connections that have not sent "#
+            + #"their request yet; try again in a moment (behind a reverse proxy, list it in access.trustedProxies)"}"#
+        return Array(("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+                      + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body).utf8)
+    }
+
+    /// Service thread: writes `refusal` on a socket lws is about to close,
+    /// without blocking (a new socket's buffer takes it whole), ends the
+    /// sending side, and reads away what the client sent already, so the
+    /// close is a FIN that lets the answer be read, not a reset that drops it.
+    private func refuse(_ fd: Int32) {
+        _ = refusal.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+        shutdown(fd, Int32(SHUT_WR))
+        var scratch = [UInt8](repeating: 0, count: 4096)
+        for _ in 0..<4 where recv(fd, &scratch, scratch.count, Int32(MSG_DONTWAIT)) > 0 {}
     }
 
     /// Service thread: shuts down the socket of the connection that has waited

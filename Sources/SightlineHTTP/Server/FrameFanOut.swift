@@ -51,7 +51,7 @@ final class FrameFanOut {
                 connection.accountedThrough = latest.index - 1
             }
             if connection.lastFrameIndex < latest.index || connection.pendingBinary != nil {
-                lws_callback_on_writable(wsi)
+                askWriteable(wsi, connection)
             }
         }
     }
@@ -67,7 +67,7 @@ final class FrameFanOut {
             connection.revoked = true
             sessions?.close(credentialNamed: credential.name)
             logger.notice("closing a stream whose token was revoked", metadata: ["token": "\(credential.name)"])
-            lws_callback_on_writable(wsi)
+            askWriteable(wsi, connection)
         }
     }
 
@@ -77,8 +77,15 @@ final class FrameFanOut {
         for (wsi, connection) in table.all where connection.role != .http && !connection.cameraRemoved {
             guard let camera = connection.camera, removed.contains(where: { $0.frames === camera.frames }) else { continue }
             connection.cameraRemoved = true
-            lws_callback_on_writable(wsi)
+            askWriteable(wsi, connection)
         }
+    }
+
+    /// Service thread: a writeable callback for a stream; an MJPEG stream's
+    /// reading is turned back on first, without which lws 4.1 gives none (see `DepartureWatch`).
+    private func askWriteable(_ wsi: OpaquePointer, _ connection: Connection) {
+        if connection.role == .mjpeg { DepartureWatch.resume(wsi) }
+        lws_callback_on_writable(wsi)
     }
 
     /// Service thread.
@@ -252,6 +259,8 @@ final class FrameFanOut {
         connection.credential = connection.streamCredential
         connection.accountedThrough = camera.frames.latest.map { $0.index - 1 } ?? 0
         camera.stats.clients(.mjpeg, change: 1)
+        // lws would not notice the client leave (see DepartureWatch).
+        DepartureWatch.start(wsi)
         lws_callback_on_writable(wsi)
     }
 
@@ -263,7 +272,10 @@ final class FrameFanOut {
         // first call comes on the writeable callback `startMJPEG` asked for, after that.
         lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
         guard let camera = connection.camera else { return -1 }
-        guard let frame = camera.frames.latest, frame.index > connection.lastFrameIndex else { return 0 }
+        guard let frame = camera.frames.latest, frame.index > connection.lastFrameIndex else {
+            pauseIfSent(wsi)
+            return 0
+        }
         if lws_send_pipe_choked(wsi) != 0 { return 0 }
         markSent(frame, to: connection)
         var part = Data(MJPEG.partHead(length: frame.jpeg.count, seq: frame.seq, capturedAt: frame.capturedAt).utf8)
@@ -272,7 +284,14 @@ final class FrameFanOut {
         guard ResponseWriter.write(wsi, part, LWS_WRITE_HTTP) else { return -1 }
         camera.stats.frameSent(seq: frame.seq, bytes: part.count,
                         latencySeconds: Double(MonotonicClock.nanos() &- frame.capturedNanos) / 1e9)
+        // Until the next frame (wakeStreamingClients resumes it), unless lws still holds part of this one.
+        pauseIfSent(wsi)
         return 0
+    }
+
+    /// Service thread: an MJPEG stream with nothing left to send stops reading (see `DepartureWatch`).
+    private func pauseIfSent(_ wsi: OpaquePointer) {
+        if lws_send_pipe_choked(wsi) == 0 { DepartureWatch.pause(wsi) }
     }
 
     /// Service thread (LWS_CALLBACK_CLOSED_HTTP of a connection that was an MJPEG stream, or any HTTP one).

@@ -91,14 +91,23 @@ enum RequestHeaders {
         return result
     }
 
-    /// Headers without an lws token that handlers read (AuthGuard: whether a browser script asked).
-    static let customHeaders = ["sec-fetch-mode"]
+    /// Headers without an lws token that handlers read (AuthGuard: whether a
+    /// browser script asked; `client`: RFC 7239's Forwarded from a trusted proxy).
+    static let customHeaders = ["sec-fetch-mode", "forwarded"]
 
     /// Service thread (inside a callback for `wsi`): the peer's address.
     static func peer(_ wsi: OpaquePointer) -> String {
         var buffer = [CChar](repeating: 0, count: 64)
         guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "" }
         return String(cChars: buffer)
+    }
+
+    /// Service thread (inside a callback for `wsi`): the client's address: the
+    /// peer's, or from a trusted reverse proxy the one it forwards (`headers` are the request's).
+    static func client(_ wsi: OpaquePointer, headers: [String: String], trusted: TrustedProxies) -> String {
+        let peer = peer(wsi)
+        guard !trusted.isEmpty else { return peer }
+        return trusted.client(peer: peer, forwardedFor: headers["x-forwarded-for"], forwarded: headers["forwarded"])
     }
 
     /// URLs and header sections a request may have. libwebsockets holds up to

@@ -62,8 +62,9 @@ final class RequestReader {
         table.addHTTP(connection, for: wsi)
         connection.resetExchange()
         let (method, uriLength) = RequestHeaders.method(of: wsi)
+        let headers = RequestHeaders.headers(wsi)
         let request = HTTPRequest(method: method, path: path, query: RequestHeaders.query(wsi),
-                                  headers: RequestHeaders.headers(wsi), peer: RequestHeaders.peer(wsi))
+                                  headers: headers, peer: client(wsi, headers))
         guard request.headers["host"] != nil, lws_hdr_total_length(wsi, WSI_TOKEN_HTTP) > 0 else {
             // HTTP/1.1 requires Host. libwebsockets 4.1 also ends a request
             // line at an encoded CR or LF in its URL and drops the rest of the
@@ -199,7 +200,7 @@ final class RequestReader {
             // those bytes as the end of the body again and again, in a
             // loop that never returns to poll (see beginHTTP): close now.
             logger.info("closing a connection that sent a request behind a body before its answer",
-                        metadata: ["peer": "\(RequestHeaders.peer(wsi))"])
+                        metadata: ["peer": "\(client(wsi, RequestHeaders.headers(wsi)))"])
             return -1
         }
         connection.bodyCompleted = true
@@ -279,6 +280,12 @@ final class RequestReader {
         return max(0, received - connection.receivedThroughHeaders - requestLine)
     }
 
+    /// Service thread (inside a callback for `wsi`): the client's address for
+    /// lockouts and logs (the peer's, or from a trusted proxy the one it forwards).
+    private func client(_ wsi: OpaquePointer, _ headers: [String: String]) -> String {
+        RequestHeaders.client(wsi, headers: headers, trusted: options.trustedProxies)
+    }
+
     // MARK: - Headers that stop coming
 
     /// A request line in and then nothing for this long, with the headers not
@@ -326,8 +333,9 @@ final class RequestReader {
     /// otherwise it is answered (421, 403, 401) before any upgrade, and lws
     /// closes it (we return 1).
     func confirmWebSocket(_ wsi: OpaquePointer) -> Int32 {
+        let headers = RequestHeaders.headers(wsi)
         let request = HTTPRequest(method: .get, path: RequestHeaders.path(wsi), query: RequestHeaders.query(wsi),
-                                  headers: RequestHeaders.headers(wsi), peer: RequestHeaders.peer(wsi))
+                                  headers: headers, peer: client(wsi, headers))
         if let access {
             if let refusal = access.policy.hostRefusal(request, port: boundPort) ?? access.policy.originRefusal(request)
                 ?? access.refusal(for: request, needs: .viewer) {
@@ -361,10 +369,11 @@ final class RequestReader {
         let method = RequestHeaders.method(of: wsi).method
         let path = RequestHeaders.path(wsi)
         var response = HTTPResponse.error(400, "upgrade refused", detail: "this server speaks HTTP/1.1; send the request without 'Upgrade: h2c'")
+        let headers = RequestHeaders.headers(wsi)
         if method == .get || method == .head,
            case .respond(let answer) = router.decide(HTTPRequest(method: method, path: path.isEmpty ? "/" : path,
-                                                                 query: RequestHeaders.query(wsi), headers: RequestHeaders.headers(wsi),
-                                                                 peer: RequestHeaders.peer(wsi))),
+                                                                 query: RequestHeaders.query(wsi), headers: headers,
+                                                                 peer: client(wsi, headers))),
            answer.bodyData != nil {
             response = answer
         }

@@ -53,6 +53,9 @@ public final class StreamServer: Sendable {
         /// their request headers: more are closed at once, so idle sockets
         /// from one place cannot take the header buffers everyone needs.
         public var maxUnfinishedPerAddress = 16
+        /// Reverse proxies: exempt from `maxUnfinishedPerAddress`, and their
+        /// X-Forwarded-For/Forwarded give the client's address (see `TrustedProxies`).
+        public var trustedProxies = TrustedProxies()
         /// Connections in all that may be unfinished at once: one more evicts
         /// the oldest (its socket is shut down), so idle sockets from many
         /// addresses can never take every header buffer and lock out someone
