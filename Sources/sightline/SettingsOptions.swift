@@ -59,6 +59,10 @@ struct SettingsOptions: ParsableArguments {
     @Option(name: .customLong("offer-source"), help: "Another source for the browser's selector; repeatable.")
     var offeredSources: [String] = []
 
+    @Option(name: .customLong("media-dir"),
+            help: "A folder whose files admins may add as cameras or switch to at runtime (besides the folders of the files the config names); repeatable.")
+    var mediaDirs: [String] = []
+
     @Option(name: .customLong("publish"),
             help: "Publish the H.264 stream (SEI boxes included) to this rtsp:// or rtmp:// relay; repeatable. ${NAME} is taken from the environment.")
     var publish: [String] = []
@@ -95,6 +99,7 @@ struct SettingsOptions: ParsableArguments {
         if let maxFaces { settings.maxFaces = maxFaces }
         if !offeredSources.isEmpty { settings.offeredSources += offeredSources }
         if !publish.isEmpty { settings.publish += publish }
+        if !mediaDirs.isEmpty { settings.mediaFolders += mediaDirs }
         settings.faceModel = FaceDetectorFactory.resolveModelPath(flag: faceModel, environment: ProcessInfo.processInfo.environment,
                                                                   configured: settings.faceModel)
         do {

@@ -218,7 +218,9 @@ import Testing
         #expect(throws: ConfigError.self) { try SightlineConfig.parse("cameras: {a: {sorce: {spec: demo}}}", origin: "t") }
         #expect(throws: ConfigError.self) { try SightlineConfig.parse("cameras: {a: {faces: {maxFace: 3}}}", origin: "t") }
         #expect(throws: ConfigError.self) { try SightlineConfig.parse("cameras: [a, b]", origin: "t") }
-        #expect(throws: ConfigError.self) { try SightlineConfig.parse("cameras: {a: demo}", origin: "t") }
+        // A camera may be its source spec alone (`a: demo`), not any other kind of value.
+        #expect(throws: ConfigError.self) { try SightlineConfig.parse("cameras: {a: [demo]}", origin: "t") }
+        #expect(throws: ConfigError.self) { try SightlineConfig.parse("cameras: {a: 3}", origin: "t") }
         var settings = ServeSettings()
         try settings.apply(SightlineConfig.parse("cameras: {\"front door\": {source: {spec: demo}}}", origin: "t"))
         #expect(throws: ConfigError.self) { try settings.cameraSettings() }

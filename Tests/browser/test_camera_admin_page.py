@@ -38,7 +38,8 @@ def one_camera_server():
         pytest.skip("this test starts its own server (it adds and removes cameras)")
     if not VIDEO.is_file():
         pytest.skip(f"test data not found at {VIDEO}; set SIGHTLINE_TEST_DATA")
-    server = SightlineServer(server_binary(), source="demo?fps=10")
+    # The shared video folder is a media folder: files there may be added as cameras.
+    server = SightlineServer(server_binary(), source="demo?fps=10", extra_args=["--media-dir", str(VIDEO.parent)])
     server.viewer_token = server.add_token("kitchen")
     try:
         server.start()

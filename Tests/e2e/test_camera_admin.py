@@ -26,7 +26,10 @@ ADMIN = {"authorization": f"Bearer {TOKEN}"}
 
 
 def write_config(path: Path) -> Path:
+    """Two cameras; files of the shared video folder (the config's own) and of the test's folder
+    (`media:`) may be added at runtime."""
     path.write_text(
+        f"media: [\"{path.parent}\"]\n"
         "cameras:\n"
         "  front:\n"
         f"    source: {{spec: \"demo?fps=15\", offer: [\"file:{VTEST}\"]}}\n"
@@ -103,7 +106,7 @@ def test_add_stream_remove_restart(sightline, tmp_path):
     assert made["camera"] == "test-pattern" and "faces" not in made, made
     # A source that cannot be opened is no error: the camera is there and says so.
     status, lost = request(server, "POST", "/api/cameras",
-                           {"name": "lost", "source": "file:/nonexistent/sightline-no-such.mp4"})
+                           {"name": "lost", "source": f"file:{tmp_path}/sightline-no-such.mp4"})
     assert status == 201 and lost["state"] != "live", lost
     assert names(server) == ["front", "yard", "porch", "pattern", "lost"]
 

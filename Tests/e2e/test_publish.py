@@ -160,7 +160,9 @@ def test_a_relay_away_for_10_s_costs_the_viewers_nothing_and_is_rejoined_within_
         assert back["drops"] - before["drops"] >= 0.9 * processed_away
         status, _, body = http_get(server.port, "/metrics")
         text = body.decode()
-        assert f'sightline_publish_up{{target="{relay.url()}"}} 1' in text
+        # Labelled by scheme, host and port and the place in the list: the path (a stream key) is not shown.
+        assert f'sightline_publish_up{{target="rtmp://127.0.0.1:{relay.port}",index="0"}} 1' in text
+        assert "/live/" not in text
         assert "sightline_publish_dropped_frames_total" in text
     finally:
         relay.stop()

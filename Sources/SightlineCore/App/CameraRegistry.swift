@@ -94,12 +94,25 @@ final class CameraRegistry: Sendable {
                 self?.add(request.body) ?? Self.stopping
             },
             Route(.delete, "/api/cameras/{name}", access: .admin, .worker) { [weak self] request in
-                self?.remove(request.parameters["name"] ?? "") ?? Self.stopping
+                guard let self else { return Self.stopping }
+                return remove(canonicalName(request.parameters["name"] ?? ""))
             },
         ]
     }
 
     private static let stopping = HTTPResponse.error(503, "stopping", detail: "the server is stopping")
+
+    /// `name` as the camera (running, or added but left out at start) spells
+    /// it, names being compared ignoring case (`CameraRoster.key`); `name` when there is none.
+    private func canonicalName(_ name: String) -> String {
+        if let unit = units.first(where: { CameraRoster.key($0.name) == CameraRoster.key(name) }) { return unit.name }
+        return changes.withLock { state in
+            state.roster.added.first { CameraRoster.key($0.name) == CameraRoster.key(name) }?.name ?? name
+        }
+    }
+
+    /// What an admin may name as a source at runtime, adding or switching alike.
+    private var sourcePolicy: SourcePolicy { SourcePolicy(settings: top, port: server.boundPort) }
 
     // MARK: - Adding
 
@@ -125,13 +138,12 @@ final class CameraRegistry: Sendable {
         guard let request = try? JSONDecoder().decode(AddBody.self, from: body) else {
             return .error(400, "bad body", detail: "name and source must be strings, camera a string, faces true or false; " + usage)
         }
-        guard ServeSettings.isValidCameraName(request.name) else {
-            return .error(400, "invalid name", detail: "camera names are 1-64 letters, digits, '-' or '_', got '\(request.name)'")
+        if let problem = ServeSettings.cameraNameProblem(request.name) {
+            return .error(400, "invalid name", detail: problem)
         }
-        do {
-            _ = try SourceSpec.parse(request.source)
-        } catch {
-            return .error(400, "bad source", detail: "\(error)")
+        // The rules switching a source follows too (files under media folders, capture devices only, not this server).
+        if let refusal = sourcePolicy.refusal(request.source) {
+            return .error(400, refusal.error, detail: refusal.detail)
         }
         return changes.withLock { state -> HTTPResponse in
             guard !state.closed else { return Self.stopping }
@@ -184,7 +196,7 @@ final class CameraRegistry: Sendable {
             let made = Entry(unit: unit, parts: routeParts(unit))
             entries.withLock { $0.append(made) }
             publishRoutes()
-            logger.notice("camera added", metadata: ["camera": "\(unit.name)", "source": "\(settings.source)"])
+            logger.notice("camera added", metadata: ["camera": "\(unit.name)", "source": "\(SourceSpec.logForm(settings.source))"])
             // Its entry as GET /api/cameras shows it now (its face share among every camera's).
             let listing = CamerasAPI(cameras: { [weak self] in self?.units ?? [unit] }, sharing: sharing,
                                      isAdmin: { _ in true }).listing(admin: true)
@@ -317,7 +329,11 @@ final class CameraRegistry: Sendable {
                                      guard let self else { throw ConfigError.invalid("the server is stopping") }
                                      try self.switchSource(of: name, to: spec)
                                  },
-                                 isAdmin: { [auth] request in Routes.isAdmin(auth, request) })
+                                 isAdmin: { [auth] request in Routes.isAdmin(auth, request) },
+                                 admits: { [weak self] spec, offered in
+                                     guard let self else { return SourcePolicy.Refusal(error: "stopping", detail: "the server is stopping") }
+                                     return self.sourcePolicy.refusal(spec, offered: offered)
+                                 })
         let eventAPI = events?.api(namer: Self.eventNamer(events, camera, settings, logger), recordings: recordings)
         return Routes.Parts(
             state: { SightlineServer.state(camera: camera, startedAt: startedAt, parts: parts) },

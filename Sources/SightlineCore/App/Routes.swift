@@ -36,6 +36,7 @@ enum Routes {
         for camera in cameras {
             routes += cameraRoutes(camera.parts).map { prefixed($0, camera: camera.name) }
         }
+        routes += anyCaseRoutes(cameras)
         return Router(routes: routes, authorize: { request, access in first.auth.refusal(for: request, needs: access) },
                       fallback: { request in first.staticFiles.response(for: request.path) })
     }
@@ -50,6 +51,39 @@ enum Routes {
         let path = route.pattern.text
         let moved = path.hasPrefix("/api/") ? "/api/cameras/\(camera)/" + path.dropFirst("/api/".count) : "/cam/\(camera)" + path
         return Route(route.method, moved, access: route.access, route.execution, handler: route.handler)
+    }
+
+    /// After the cameras' own: each camera route with the name as a parameter,
+    /// answered by the camera whose name is that ignoring case (`/cam/Front/...`
+    /// is `/cam/front/...`), 404 when none is: names are compared one way
+    /// everywhere (`CameraRoster.key`). One route per path, in the order first
+    /// seen. The streams are left out (their exact name only).
+    static func anyCaseRoutes(_ cameras: [(name: String, parts: Parts)]) -> [Route] {
+        var order: [String] = []
+        var byPath: [String: (template: Route, handlers: [String: Route.Handler])] = [:]
+        for camera in cameras {
+            // The streams (`/cam/NAME/ws`, `/cam/NAME/stream.mjpg`) find their camera in the stream server, by its exact name.
+            for route in cameraRoutes(camera.parts) where route.pattern.text != "/stream.mjpg" {
+                let template = prefixed(route, camera: "{camera}")
+                let key = route.method.rawValue + " " + template.pattern.text
+                if byPath[key] == nil {
+                    order.append(key)
+                    byPath[key] = (template, [:])
+                }
+                byPath[key]?.handlers[CameraRoster.key(camera.name)] = route.handler
+            }
+        }
+        return order.compactMap { byPath[$0] }.map { entry in
+            let handlers = entry.handlers
+            return Route(entry.template.method, entry.template.pattern.text, access: entry.template.access,
+                         entry.template.execution) { request in
+                let name = request.parameters["camera"] ?? ""
+                guard let handler = handlers[CameraRoster.key(name)] else {
+                    return .error(404, "no such camera", detail: "'\(name)' is not among GET /api/cameras")
+                }
+                return handler(request)
+            }
+        }
     }
 
     /// The page, its ?action= forms (the first camera's) and signing in.

@@ -104,7 +104,9 @@ public final class SightlineServer: Sendable {
         mqtt.start()
         let cameras = cameras
         for camera in cameras { try camera.start(waking: server) }
-        let sources = cameras.map { cameras.count > 1 ? "\($0.name)=\($0.settings.source)" : $0.settings.source }
+        // Passwords in stream URLs never reach the log (or systemd's status line).
+        let sources = cameras.map { cameras.count > 1 ? "\($0.name)=\(SourceSpec.logForm($0.settings.source))"
+                                                      : SourceSpec.logForm($0.settings.source) }
             .joined(separator: " ")
         logger.info("serving", metadata: ["url": "\(settings.tlsEnabled ? "https" : "http")://\(settings.host):\(server.boundPort)/",
                                           "source": "\(sources)"])

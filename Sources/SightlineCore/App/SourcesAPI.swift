@@ -24,14 +24,23 @@ public struct SourcesAPI: Sendable {
     /// Whether a request comes from an admin, who sees full specs; viewers get
     /// them without server paths (`SourceSpec.publicForm`).
     let isAdmin: @Sendable (HTTPRequest) -> Bool
+    /// nil when a spec may be switched to (`offered`: it is among the offers); else why not.
+    /// The default takes the offered ones only.
+    let admits: @Sendable (_ spec: String, _ offered: Bool) -> SourcePolicy.Refusal?
 
     public init(configured: [String], current: @escaping @Sendable () -> String,
                 switchTo: @escaping @Sendable (String) throws -> Void,
-                isAdmin: @escaping @Sendable (HTTPRequest) -> Bool = { _ in true }) {
+                isAdmin: @escaping @Sendable (HTTPRequest) -> Bool = { _ in true },
+                admits: @escaping @Sendable (_ spec: String, _ offered: Bool) -> SourcePolicy.Refusal? = { spec, offered in
+                    offered ? nil : SourcePolicy.Refusal(error: "source not offered",
+                                                         detail: "'\(spec)' is not among GET /api/sources; "
+                                                             + "start the server with --offer-source to add it")
+                }) {
         self.configured = configured
         self.current = current
         self.switchTo = switchTo
         self.isAdmin = isAdmin
+        self.admits = admits
     }
 
     /// Its entries in the route table.
@@ -82,9 +91,8 @@ public struct SourcesAPI: Sendable {
         guard let request = try? JSONDecoder().decode(SwitchBody.self, from: body) else {
             return .error(400, "bad body", detail: "send {\"spec\": \"...\"} with one of GET /api/sources")
         }
-        guard offers().contains(where: { $0.spec == request.spec }) else {
-            return .error(400, "source not offered", detail: "'\(request.spec)' is not among GET /api/sources; "
-                              + "start the server with --offer-source to add it")
+        if let refusal = admits(request.spec, offers().contains(where: { $0.spec == request.spec })) {
+            return .error(400, refusal.error, detail: refusal.detail)
         }
         do {
             try switchTo(request.spec)

@@ -145,7 +145,7 @@ public struct CameraRoster: Codable, Sendable, Equatable {
                     own.source = switched.source
                 } else {
                     notes.append("camera '\(name)': the config's source changed since it was switched at runtime; "
-                                 + "using the config's (\(own.source))")
+                                 + "using the config's (\(SourceSpec.logForm(own.source)))")
                     kept.sources[name] = nil
                 }
             }
@@ -202,9 +202,9 @@ public struct CameraRoster: Codable, Sendable, Equatable {
 
     /// Camera `name` removed: an added one is forgotten, a config one remembered as removed.
     public mutating func remove(_ name: String) {
-        if let index = added.firstIndex(where: { $0.name == name }) {
+        if let index = added.firstIndex(where: { Self.key($0.name) == Self.key(name) }) {
             added.remove(at: index)
-        } else if !removed.contains(name) {
+        } else if !removed.contains(where: { Self.key($0) == Self.key(name) }) {
             removed.append(name)
             sources[name] = nil
         }
@@ -213,7 +213,7 @@ public struct CameraRoster: Codable, Sendable, Equatable {
     /// Camera `name`'s source switched to `spec`; `configSource`: its source
     /// in the config (nil for a camera added at runtime).
     public mutating func switchSource(of name: String, to spec: String, configSource: String?) {
-        if let index = added.firstIndex(where: { $0.name == name }) {
+        if let index = added.firstIndex(where: { Self.key($0.name) == Self.key(name) }) {
             added[index].source = spec
         } else if let configSource {
             sources[name] = spec == configSource ? nil : Switched(source: spec, configSource: configSource)
@@ -222,7 +222,7 @@ public struct CameraRoster: Codable, Sendable, Equatable {
 
     /// Whether camera `name` is one added at runtime.
     public func isAdded(_ name: String) -> Bool {
-        added.contains { $0.name == name }
+        added.contains { Self.key($0.name) == Self.key(name) }
     }
 
     /// Names are compared ignoring case (as in the config).
@@ -235,11 +235,9 @@ extension ServeSettings {
     /// with an MQTT connection of its own (as a camera of several). Checks
     /// the name, the source spec and the rest as at start.
     public func addedCameraSettings(_ entry: CameraRoster.Added) throws -> ServeSettings {
-        guard Self.isValidCameraName(entry.name) else {
-            throw ConfigError.invalid("camera names must be 1-64 letters, digits, '-' or '_', got '\(entry.name)'")
-        }
-        if let camera = entry.camera, !Self.isValidCameraName(camera) {
-            throw ConfigError.invalid("camera (its name in events and MQTT) must be 1-64 letters, digits, '-' or '_', got '\(camera)'")
+        if let problem = Self.cameraNameProblem(entry.name) { throw ConfigError.invalid(problem) }
+        if let camera = entry.camera, let problem = Self.cameraNameProblem(camera) {
+            throw ConfigError.invalid("camera (its name in events and MQTT): \(problem)")
         }
         _ = try SourceSpec.parse(entry.source)
         var own = self

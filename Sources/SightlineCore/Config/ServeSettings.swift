@@ -37,6 +37,9 @@ public struct ServeSettings: Sendable {
     public var debugStageDelayMs = 0.0
     /// Further sources offered in the browser's selector (GET /api/sources).
     public var offeredSources: [String] = []
+    /// Folders whose files an admin may add as a camera or switch to (`media:`,
+    /// `--media-dir`); the folders of the config's own files count too (`SourcePolicy`).
+    public var mediaFolders: [String] = []
     /// Relays the H.264 stream is published to (`publish:`, `--publish`; PublishTarget).
     public var publish: [String] = []
     public var facesEnabled = true
@@ -125,9 +128,7 @@ public struct ServeSettings: Sendable {
         }
         var seen = Set<String>()
         return try cameras.map { named in
-            guard Self.isValidCameraName(named.name) else {
-                throw ConfigError.invalid("camera names must be 1-64 letters, digits, '-' or '_', got '\(named.name)'")
-            }
+            if let problem = Self.cameraNameProblem(named.name) { throw ConfigError.invalid("cameras: \(problem)") }
             guard seen.insert(named.name.lowercased()).inserted else {
                 throw ConfigError.invalid("two cameras are named '\(named.name)' (names are compared ignoring case)")
             }
@@ -159,10 +160,39 @@ public struct ServeSettings: Sendable {
         return cleaned.isEmpty ? "sightline" : cleaned
     }
 
-    /// 1-64 ASCII letters, digits, '-' or '_': safe in topics, file names and Home Assistant ids.
+    /// 1-64 ASCII letters, digits, '-' or '_' (safe in topics, file names and
+    /// Home Assistant ids), and none of `reservedCameraNames`.
     public static func isValidCameraName(_ name: String) -> Bool {
-        (1...64).contains(name.count) && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+        cameraNameProblem(name) == nil
     }
+
+    /// Why `name` cannot name a camera (in routes, events and topics), or nil.
+    /// Names are compared ignoring case everywhere (`CameraRoster.key`), reserved ones too.
+    public static func cameraNameProblem(_ name: String) -> String? {
+        guard (1...64).contains(name.count),
+              name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+            return "camera names are 1-64 letters, digits, '-' or '_', got '\(name)'"
+        }
+        guard !reservedCameraNames.contains(name.lowercased()) else {
+            return "'\(name)' is reserved (a path the server answers, an MQTT topic of its own, or a Windows device name); "
+                + "choose another camera name. Reserved, in any case: " + reservedCameraNames.sorted().joined(separator: ", ")
+        }
+        return nil
+    }
+
+    /// Names a camera may not have (lower case; compared ignoring case): the
+    /// first path segments the server routes (`/api`, `/cam`, `/ws`, `/metrics`,
+    /// `/healthz`, `/snapshot.jpg`, `/stream.mjpg`, `/index.html`), the server's own
+    /// MQTT topics beside `<prefix>/<camera>/` (`available`, `events`, `stats`),
+    /// and the device names Windows keeps in every folder (a camera's data
+    /// directory copied there, or served by Samba).
+    public static let reservedCameraNames: Set<String> = {
+        var names: Set<String> = ["api", "cam", "ws", "metrics", "healthz", "snapshot", "stream", "index",
+                                  "available", "events", "stats",
+                                  "con", "prn", "aux", "nul"]
+        for n in 0...9 { names.insert("com\(n)"); names.insert("lpt\(n)") }
+        return names
+    }()
 
     /// Whether `host` is a loopback address or name.
     public static func isLoopback(_ host: String) -> Bool {
@@ -237,6 +267,7 @@ public struct ServeSettings: Sendable {
         if let v = config.logLevel { logLevel = v }
         if let v = config.source?.offer { offeredSources = v }
         if let v = config.publish { publish = v }
+        if let v = config.media { mediaFolders = v }
         if let v = config.faces?.enabled { facesEnabled = v }
         if let v = config.faces?.model, !v.isEmpty { faceModel = v }
         if let v = config.faces?.maxFaces { maxFaces = v }
@@ -325,6 +356,7 @@ public struct ServeSettings: Sendable {
         guard debugStageDelayMs >= 0 else { throw ConfigError.invalid("--debug-stage-delay-ms must be >= 0") }
         _ = try SourceSpec.parse(source)
         for offered in offeredSources { _ = try SourceSpec.parse(offered) }
+        try checkNotSelf()
         for target in publish { _ = try PublishTarget.parse(target, environment: ProcessInfo.processInfo.environment) }
         if !publish.isEmpty && !video.h264Enabled {
             throw ConfigError.invalid("publish needs H.264: video.h264 is false")
@@ -354,8 +386,8 @@ public struct ServeSettings: Sendable {
         guard (160...320).contains(faceRefineCropSize), faceRefineCropSize % 32 == 0 else {
             throw ConfigError.invalid("faces.refineCropSize must be 160, 192, 224, 256, 288 or 320, got \(faceRefineCropSize)")
         }
-        if let camera, !Self.isValidCameraName(camera) {
-            throw ConfigError.invalid("camera must be 1-64 letters, digits, '-' or '_', got '\(camera)'")
+        if let camera, let problem = Self.cameraNameProblem(camera) {
+            throw ConfigError.invalid("camera (its name in events and MQTT): \(problem)")
         }
         try events.validate()
         try record.validate()

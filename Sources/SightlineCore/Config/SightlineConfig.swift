@@ -16,6 +16,9 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var opencvThreads: Int?
     }
 
+    /// `source:` as a mapping (`{spec: ..., width: ...}`) or, as Frigate and
+    /// go2rtc users write it, the spec alone (`source: "rtsp://..."`; decoded
+    /// in the extension at the end, which keeps the memberwise init).
     public struct Source: Codable, Sendable, Equatable {
         public var spec: String?
         public var width: Int?
@@ -139,6 +142,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
     /// One camera of `cameras:`: what it overrides of the top level's
     /// settings (each key as at the top level; missing ones keep the top
     /// level's). `camera` names it in events and MQTT topics (default: its key).
+    /// A camera may also be its source spec alone (`front: "rtsp://..."`, as go2rtc's `streams:`).
     public struct Camera: Codable, Sendable, Equatable {
         public var source: Source?
         public var demo: Demo?
@@ -157,7 +161,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case server, video, publish, camera, events, record, mqtt, access, tls, source, demo, jpeg, templates, faces,
-             dataDir, token, logLevel, cameras
+             dataDir, token, logLevel, cameras, media
     }
 
     public var server: Server?
@@ -177,6 +181,8 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
     public var templates: Templates?
     public var faces: Faces?
     public var dataDir: String?
+    /// Folders whose files admins may add or switch to at runtime (`SourcePolicy`).
+    public var media: [String]?
     public var token: String?
     public var logLevel: String?
 
@@ -184,7 +190,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
 
     static let knownKeys: [String: Set<String>] = [
         "": ["server", "access", "tls", "source", "demo", "jpeg", "templates", "faces", "dataDir", "token", "logLevel",
-             "camera", "events", "mqtt", "video", "publish", "record", "cameras"],
+             "camera", "events", "mqtt", "video", "publish", "record", "cameras", "media"],
         "record": ["enabled", "segmentSeconds", "maxAgeHours", "maxGigabytes"],
         "video": ["h264", "preset", "crf", "bitrateKbps", "keyframeSeconds", "threads", "x264Params", "low", "lowScale", "lowMaxFps",
                   "lowKbps", "maxLagSeconds"],
@@ -226,8 +232,8 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
             }
             for (name, value) in map {
                 guard let camera = value as? [String: Any] else {
-                    if value is NSNull { continue }
-                    throw ConfigError.malformed(origin, "cameras.\(name) must be a mapping")
+                    if value is NSNull || value is String { continue }
+                    throw ConfigError.malformed(origin, "cameras.\(name) must be a mapping, or a source spec string")
                 }
                 for (key, sub) in camera {
                     guard cameraKeys.contains(key) else {
@@ -271,8 +277,9 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
             }
             if section.isEmpty, knownKeys[key] != nil {
                 guard let sub = value as? [String: Any] else {
-                    if value is NSNull { continue }
-                    throw ConfigError.malformed(origin, "'\(key)' must be a mapping")
+                    if value is NSNull || (key == "source" && value is String) { continue }
+                    throw ConfigError.malformed(origin, key == "source" ? "'source' must be a spec string or a mapping"
+                                                : "'\(key)' must be a mapping")
                 }
                 try checkKeys(sub, section: key, origin: origin)
             }
@@ -284,3 +291,37 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
     }
 }
 
+
+extension SightlineConfig.Source {
+    /// A string is the spec (`source: "rtsp://cam.local/live"`); a mapping has the keys above.
+    public init(from decoder: any Decoder) throws {
+        if let spec = try? decoder.singleValueContainer().decode(String.self) {
+            self.init(spec: spec)
+            return
+        }
+        let keys = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(spec: try keys.decodeIfPresent(String.self, forKey: .spec),
+                  width: try keys.decodeIfPresent(Int.self, forKey: .width),
+                  height: try keys.decodeIfPresent(Int.self, forKey: .height),
+                  fps: try keys.decodeIfPresent(Double.self, forKey: .fps),
+                  offer: try keys.decodeIfPresent([String].self, forKey: .offer))
+    }
+}
+
+extension SightlineConfig.Camera {
+    /// A string is the camera's source spec (`front: "rtsp://..."`); a mapping has the keys above.
+    public init(from decoder: any Decoder) throws {
+        if let spec = try? decoder.singleValueContainer().decode(String.self) {
+            self.init(source: SightlineConfig.Source(spec: spec))
+            return
+        }
+        let keys = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(source: try keys.decodeIfPresent(SightlineConfig.Source.self, forKey: .source),
+                  demo: try keys.decodeIfPresent(SightlineConfig.Demo.self, forKey: .demo),
+                  templates: try keys.decodeIfPresent(SightlineConfig.Templates.self, forKey: .templates),
+                  faces: try keys.decodeIfPresent(SightlineConfig.Faces.self, forKey: .faces),
+                  events: try keys.decodeIfPresent(SightlineConfig.Events.self, forKey: .events),
+                  publish: try keys.decodeIfPresent([String].self, forKey: .publish),
+                  camera: try keys.decodeIfPresent(String.self, forKey: .camera))
+    }
+}

@@ -112,14 +112,17 @@ public enum PrometheusText {
         return out
     }
 
-    /// Each publish target, labelled by its URL without credentials.
+    /// Each publish target, labelled by its place in the list (`index`, as
+    /// in `publish:`) and its scheme, host and port only (`target`): anyone who
+    /// may view reads `/metrics`, and a relay's path is usually its secret
+    /// stream key (`/api/state` shows the rest to admins).
     public static func render(publish: [PublishStatus]) -> String {
         var out = ""
         func metric(_ name: String, _ type: String, _ help: String, _ value: (PublishStatus) -> Double) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
-            for target in publish {
-                let label = target.url.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-                out += "\(name){target=\"\(label)\"} \(format(value(target)))\n"
+            for (index, target) in publish.enumerated() {
+                out += "\(name){target=\"\(labelValue(PublishTarget.location(target.url)))\",index=\"\(index)\"} "
+                    + "\(format(value(target)))\n"
             }
         }
         metric("sightline_publish_up", "gauge", "1 while access units go out to the relay.") { $0.state == .publishing ? 1 : 0 }
@@ -195,6 +198,12 @@ public enum PrometheusText {
         let suffix = labels.isEmpty ? "" : "{\(labels)}"
         out += "\(name)_sum\(suffix) \(format(h.sum))\n"
         out += "\(name)_count\(suffix) \(h.count)\n"
+    }
+
+    /// A label value escaped as the text format wants it (backslash, quote, new line).
+    static func labelValue(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
     }
 
     private static func format(_ value: Double) -> String {

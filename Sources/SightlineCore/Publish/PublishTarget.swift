@@ -55,6 +55,19 @@ public struct PublishTarget: Sendable, Equatable {
         return result + rest
     }
 
+    /// Only the scheme, host and port of a URL (`rtmp://host:1935`): no
+    /// user, password, path (an RTMP stream key) or query. For `/metrics`,
+    /// which anyone who may view reads. Works on `shown` forms too (a
+    /// `${NAME}` placeholder in the path goes with the path).
+    public static func location(_ text: String) -> String {
+        guard let scheme = text.range(of: "://") else { return "(not a URL)" }
+        let afterScheme = text[scheme.upperBound...]
+        let authorityEnd = afterScheme.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? afterScheme.endIndex
+        let authority = afterScheme[..<authorityEnd]
+        let host = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
+        return String(text[..<scheme.upperBound]) + host
+    }
+
     /// The URL without its user information (`scheme://host:port/path`).
     static func shownForm(_ text: String) -> String {
         guard let scheme = text.range(of: "://") else { return "(not a URL)" }

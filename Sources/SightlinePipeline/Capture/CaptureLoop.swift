@@ -94,7 +94,7 @@ public final class CaptureLoop: @unchecked Sendable {
         source.close()
         source = next.source
         spec = next.spec
-        logger.info("switching source", metadata: ["source": "\(spec)"])
+        logger.info("switching source", metadata: ["source": "\(SourceSpec.logForm(spec))"])
         setStatus(SourceStatus(spec: spec, name: source.name, state: .starting))
         return true
     }
@@ -112,7 +112,7 @@ public final class CaptureLoop: @unchecked Sendable {
             if takeReplacement() { backoff = Self.initialBackoff }
             do {
                 let format = try source.open()
-                logger.info("source open", metadata: ["source": "\(spec)", "format": "\(format)"])
+                logger.info("source open", metadata: ["source": "\(SourceSpec.logForm(spec))", "format": "\(format)"])
                 setStatus(SourceStatus(spec: spec, name: source.name, state: .live, format: format))
                 backoff = Self.initialBackoff
                 try stream(format: format)
@@ -120,7 +120,9 @@ public final class CaptureLoop: @unchecked Sendable {
                 source.close()
                 if shouldStop { break }
                 let detail = "\(error)"
-                logger.warning("no signal", metadata: ["source": "\(spec)", "error": "\(detail)",
+                // The log never holds a source's password (`SourceSpec.logForm`); the status keeps the detail whole.
+                logger.warning("no signal", metadata: ["source": "\(SourceSpec.logForm(spec))",
+                                                      "error": "\(SourceSpec.redactForLog(detail, spec: spec))",
                                                       "retryIn": "\(backoff)"])
                 setStatus(SourceStatus(spec: spec, name: source.name, state: .noSignal, detail: detail,
                                        retryInSeconds: backoff))

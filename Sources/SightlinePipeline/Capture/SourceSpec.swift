@@ -91,6 +91,53 @@ public enum SourceSpec: Sendable, Equatable {
         }
     }
 
+    /// What the log says of a spec: a stream URL with its password (and any
+    /// query value whose name says it is a secret: `password`, `token`,
+    /// `key`, ...) as `***`, its user, host, path and the rest kept for the
+    /// admin reading the log (`rtsp://u:***@cam.local/x`); other specs as
+    /// they are. Every log line that names a source goes through this.
+    public static func logForm(_ text: String) -> String {
+        guard case .stream(let url)? = try? parse(text) else { return text }
+        return maskingSecrets(url)
+    }
+
+    /// `text` (an error's detail, say) with spec's stream URL in it as `logForm` gives it.
+    public static func redactForLog(_ text: String, spec: String) -> String {
+        guard case .stream(let url)? = try? parse(spec) else { return text }
+        return text.replacingOccurrences(of: url, with: maskingSecrets(url))
+    }
+
+    /// Query parameters whose value is masked in logs (matched as parts of the lower-cased name).
+    static let secretQueryNames = ["pass", "pwd", "token", "secret", "key", "auth", "sig", "credential"]
+
+    static func maskingSecrets(_ url: String) -> String {
+        guard let scheme = url.range(of: "://") else { return url }
+        let rest = url[scheme.upperBound...]
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        var masked = String(url[..<scheme.upperBound])
+        if let at = authority.lastIndex(of: "@") {
+            let userinfo = authority[..<at]
+            masked += userinfo.firstIndex(of: ":").map { userinfo[..<$0] + ":***" } ?? String(userinfo)
+            masked += authority[at...]
+        } else {
+            masked += authority
+        }
+        var tail = rest[authorityEnd...]
+        var fragment = Substring("")
+        if let hash = tail.firstIndex(of: "#") {
+            fragment = tail[hash...]
+            tail = tail[..<hash]
+        }
+        guard let mark = tail.firstIndex(of: "?") else { return masked + tail + fragment }
+        let pairs = tail[tail.index(after: mark)...].split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+            guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
+            let name = pair[..<equals].lowercased()
+            return secretQueryNames.contains(where: { name.contains($0) }) ? pair[..<equals] + "=***" : String(pair)
+        }
+        return masked + tail[...mark] + pairs.joined(separator: "&") + fragment
+    }
+
     /// A stream URL's scheme, host and port only (no user, password, path or query).
     static func publicLocation(_ url: String) -> String {
         guard let parts = URLComponents(string: url), let scheme = parts.scheme, let host = parts.host else {

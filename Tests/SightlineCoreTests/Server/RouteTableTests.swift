@@ -64,6 +64,29 @@ import Testing
         #expect(metrics.status == 200)
     }
 
+    @Test func aCameraIsReachedByItsNameInAnyCase() throws {
+        let auth = AuthGuard.testing(viewOpen: true)
+        func frame(_ seq: UInt64) -> EncodedFrame {
+            EncodedFrame(seq: seq, capturedAt: 0, capturedNanos: 0, width: 2, height: 2, json: Data(), jpeg: Data([UInt8(seq)]))
+        }
+        let router = Routes.router(cameras: [
+            (name: "front", parts: try Self.parts(auth: auth, source: "demo", frame: frame(1))),
+            (name: "vm", parts: try Self.parts(auth: auth, source: "file:/v.mp4", frame: frame(2))),
+        ])
+        func answer(_ path: String) -> (Int, Data?) {
+            let answer = router.respond(to: HTTPRequest(method: .get, path: path))
+            guard case .data(let body) = answer.body else { return (answer.status, nil) }
+            return (answer.status, body)
+        }
+        #expect(answer("/cam/VM/snapshot.jpg").1 == Data([2]))
+        #expect(answer("/cam/Front/snapshot.jpg").1 == Data([1]))
+        let state = try JSONDecoder().decode(ServerState.self, from: try #require(answer("/api/cameras/Vm/state").1))
+        #expect(state.source.name == "file:/v.mp4")
+        let missing = answer("/api/cameras/garage/state")
+        #expect(missing.0 == 404 && String(decoding: missing.1 ?? Data(), as: UTF8.self).contains("no such camera"))
+        #expect(answer("/cam/garage/snapshot.jpg").0 == 404)
+    }
+
     /// Method, pattern, access, execution: the table as it should be.
     static let expected: Set<String> = [
         "GET / anyone inline",
@@ -91,13 +114,17 @@ import Testing
 
     /// The table with one camera named "camera": the routes above, and each
     /// camera route again under that camera's prefix, with the same access
-    /// (the page and signing in are the server's, not a camera's).
+    /// (the page and signing in are the server's, not a camera's); and once
+    /// more with the name as a parameter (`{camera}`: any case of a camera's
+    /// name), but for the MJPEG stream, which the stream server finds by the exact name.
     static var expectedWithPrefixes: Set<String> {
         var table = expected
         for entry in expected where !entry.contains(" / ") && !entry.contains("/api/session") {
             let parts = entry.split(separator: " ").map(String.init)
-            let path = parts[1].hasPrefix("/api/") ? "/api/cameras/camera/" + parts[1].dropFirst(5) : "/cam/camera" + parts[1]
-            table.insert([parts[0], path, parts[2], parts[3]].joined(separator: " "))
+            for name in ["camera", "{camera}"] where name == "camera" || !parts[1].hasSuffix("stream.mjpg") {
+                let path = parts[1].hasPrefix("/api/") ? "/api/cameras/\(name)/" + parts[1].dropFirst(5) : "/cam/\(name)" + parts[1]
+                table.insert([parts[0], path, parts[2], parts[3]].joined(separator: " "))
+            }
         }
         return table
     }
