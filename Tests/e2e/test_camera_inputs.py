@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TOKEN, frames_of, http_get, server_binary
+from conftest import TOKEN, frames_of, http_get, read_mjpeg_parts, server_binary
 
 ADMIN = {"authorization": f"Bearer {TOKEN}"}
 
@@ -134,6 +134,10 @@ def test_reserved_names_are_refused_and_names_compare_one_way(sightline, tmp_pat
     status, answer = request(server, "POST", "/api/cameras/Vm/source", {"spec": "demo?fps=4"})
     assert status == 200, answer
     assert request(server, "GET", "/api/cameras/nope/state")[0] == 404
+    # Its streams too: a WebSocket on /cam/VM/ws and MJPEG on /cam/Vm/stream.mjpg.
+    frames_of(server, "/cam/VM/ws", pairs=2)
+    status, _, _, parts = read_mjpeg_parts(server.port, "/cam/Vm/stream.mjpg", nparts=2)
+    assert status == 200 and len(parts) == 2, status
     status, answer = request(server, "DELETE", "/api/cameras/VM")
     assert status == 200 and answer == {"removed": "vm"}, answer
     assert "vm" not in camera_names(server)

@@ -57,13 +57,13 @@ enum Routes {
     /// answered by the camera whose name is that ignoring case (`/cam/Front/...`
     /// is `/cam/front/...`), 404 when none is: names are compared one way
     /// everywhere (`CameraRoster.key`). One route per path, in the order first
-    /// seen. The streams are left out (their exact name only).
+    /// seen; the stream server finds a stream's camera ignoring case too
+    /// (`CameraFeeds.feed(forPath:)`).
     static func anyCaseRoutes(_ cameras: [(name: String, parts: Parts)]) -> [Route] {
         var order: [String] = []
         var byPath: [String: (template: Route, handlers: [String: Route.Handler])] = [:]
         for camera in cameras {
-            // The streams (`/cam/NAME/ws`, `/cam/NAME/stream.mjpg`) find their camera in the stream server, by its exact name.
-            for route in cameraRoutes(camera.parts) where route.pattern.text != "/stream.mjpg" {
+            for route in cameraRoutes(camera.parts) {
                 let template = prefixed(route, camera: "{camera}")
                 let key = route.method.rawValue + " " + template.pattern.text
                 if byPath[key] == nil {

@@ -71,12 +71,14 @@ final class CameraFeeds: Sendable {
 
     /// The camera `path` streams, and the path within it: `/ws` is the
     /// first's `/ws`, `/cam/NAME/ws` camera NAME's; nil for `/cam/` of a
-    /// camera that does not exist.
+    /// camera that does not exist. Names are compared ignoring case, as
+    /// everywhere else (`/cam/Front/ws` is camera `front`'s).
     func feed(forPath path: String) -> (feed: CameraFeed, path: String)? {
         guard path.hasPrefix("/cam/") else { return (first, path) }
         let rest = path.dropFirst("/cam/".count)
         let name = rest.prefix { $0 != "/" }
-        guard let feed = feeds.withLock({ feeds in feeds.first(where: { $0.name == name }) }) else { return nil }
+        let key = name.lowercased()
+        guard let feed = feeds.withLock({ feeds in feeds.first(where: { $0.name.lowercased() == key }) }) else { return nil }
         return (feed, String(rest.dropFirst(name.count)))
     }
 }
