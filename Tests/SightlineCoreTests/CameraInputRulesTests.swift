@@ -240,7 +240,7 @@ import Testing
 
 /// Log lines as text (message and metadata), for checking what reaches the log.
 final class LogRecords: Sendable {
-    private let stored = Mutex<[String]>([])
+    private let stored = Locked<[String]>([])
     func append(_ line: String) { stored.withLock { $0.append(line) } }
     var lines: [String] { stored.withLock { $0 } }
 }

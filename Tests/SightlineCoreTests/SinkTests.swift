@@ -21,7 +21,7 @@ final class SeqStage: PipelineStage {
 /// Records every frame it is handed, on the pipeline thread, and signals `delivered` for each.
 final class RecordingSink: FrameSink {
     let name = "recording"
-    private let frames = Mutex<[ProcessedFrame]>([])
+    private let frames = Locked<[ProcessedFrame]>([])
     let delivered = DispatchSemaphore(value: 0)
     func deliver(_ frame: ProcessedFrame) {
         frames.withLock { $0.append(frame) }
@@ -171,7 +171,7 @@ final class StuckConsumer: FrameConsumer {
         sink.deliver(ProcessedFrame(seq: 1, capturedAt: 1, capturedNanos: 0, width: 4, height: 4, jpeg: Data([1]),
                                     detections: []))
         #expect(sink.healthy(within: 60))
-        let serviceAnswers = Mutex(true)
+        let serviceAnswers = Locked(true)
         sink.alsoRequire { _ in serviceAnswers.withLock { $0 } }
         #expect(sink.healthy(within: 60))
         serviceAnswers.withLock { $0 = false }

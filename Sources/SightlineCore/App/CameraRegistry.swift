@@ -32,8 +32,8 @@ final class CameraRegistry: Sendable {
         var closed = false
     }
 
-    private let entries = Mutex<[Entry]>([])
-    private let changes: Mutex<Changes>
+    private let entries = Locked<[Entry]>([])
+    private let changes: Locked<Changes>
     /// The server's settings (config and flags): added cameras' are these with their own over them.
     private let top: ServeSettings
     /// The config's cameras' sources, by name (the roster keeps a switched one with the config's).
@@ -53,7 +53,7 @@ final class CameraRegistry: Sendable {
          environment: [String: String]) throws {
         self.top = top
         configured = try top.cameraSettings()
-        changes = Mutex(Changes(roster: roster))
+        changes = Locked(Changes(roster: roster))
         self.server = server
         self.auth = auth
         self.staticFiles = staticFiles

@@ -26,7 +26,7 @@ public final class MQTTConnections: Sendable {
         var started = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let logger: Logger
 
     public init(logger: Logger) {

@@ -152,7 +152,7 @@ final class LatencySink: FrameSink {
     }
 
     let name = "latency"
-    private let data = Mutex((recorded: Recorded(), counts: SinkCounts()))
+    private let data = Locked((recorded: Recorded(), counts: SinkCounts()))
 
     func deliver(_ frame: ProcessedFrame) {
         let age = Double(MonotonicClock.nanos() &- frame.capturedNanos) / 1e9

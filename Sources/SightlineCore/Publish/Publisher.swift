@@ -50,9 +50,9 @@ public final class Publisher: Sendable {
     private let feed: VideoFeed
     private let logger: Logger
     private let timeoutSeconds: Double
-    private let status: Mutex<PublishStatus>
+    private let status: Locked<PublishStatus>
     private let stopping = Atomic<Bool>(false)
-    private let current = Mutex<H264Muxer?>(nil)
+    private let current = Locked<H264Muxer?>(nil)
     private let wake: (id: UInt64, semaphore: DispatchSemaphore)
     private let finished = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
@@ -69,7 +69,7 @@ public final class Publisher: Sendable {
         self.feed = feed
         self.logger = logger
         self.timeoutSeconds = timeoutSeconds
-        status = Mutex(PublishStatus(url: target.shown))
+        status = Locked(PublishStatus(url: target.shown))
         wake = feed.wakeOnPublish()
     }
 

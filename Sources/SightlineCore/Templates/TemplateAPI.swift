@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import Synchronization
 import SightlineVision
 import SightlinePipeline
@@ -31,7 +32,7 @@ public final class TemplateAPI: Sendable {
     private let store: TemplateStore?
     private let defaultThreshold: Double
     private let frameSize: @Sendable () -> (width: Int, height: Int)?
-    private let uploaded: Mutex<Set<String>>
+    private let uploaded: Locked<Set<String>>
     private let storageFailures: StorageFailureReporter
 
     public init(library: TemplateLibrary, store: TemplateStore?, uploadedNames: Set<String>,
@@ -42,7 +43,7 @@ public final class TemplateAPI: Sendable {
         self.storageFailures = storageFailures
         self.defaultThreshold = defaultThreshold
         self.frameSize = frameSize
-        uploaded = Mutex(uploadedNames)
+        uploaded = Locked(uploadedNames)
     }
 
     /// Its entries in the route table.

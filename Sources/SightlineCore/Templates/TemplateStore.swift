@@ -23,7 +23,7 @@ public final class TemplateStore: Sendable {
     }
 
     public let directory: String
-    private let writing = Mutex(())
+    private let writing = Locked(())
 
     public init(dataDirectory: String) {
         directory = (dataDirectory as NSString).appendingPathComponent("templates")

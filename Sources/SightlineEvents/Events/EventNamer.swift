@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import Synchronization
 import SightlineVision
 import SightlinePipeline
@@ -17,7 +18,7 @@ public final class EventNamer: Sendable {
     private let store: EventStore
     private let faces: FaceService
     private let makeDetector: @Sendable () throws -> FaceDetector
-    private let detector = Mutex<FaceDetector?>(nil)
+    private let detector = Locked<FaceDetector?>(nil)
 
     public init(store: EventStore, faces: FaceService, makeDetector: @escaping @Sendable () throws -> FaceDetector) {
         self.store = store

@@ -47,7 +47,7 @@ public final class EventRecorder: Sendable {
 
     public let capacity: Int
     public let store: EventStore
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let ready = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)

@@ -25,7 +25,7 @@ public final class EventSink: FrameSink {
 
     /// What the sink's three threads share, each part guarding itself.
     private final class Shared: Sendable {
-        let tracker: Mutex<EventTracker>
+        let tracker: Locked<EventTracker>
         let publisher: MQTTCameraChannel?
         let clips: ClipRecorder?
         let catalog = LockedCallback<Void, HomeAssistantDiscovery.Catalog>()
@@ -35,7 +35,7 @@ public final class EventSink: FrameSink {
 
         init(tracker: EventTracker, publisher: MQTTCameraChannel?, clips: ClipRecorder?, clock: any SightlineClock) {
             self.clock = clock
-            self.tracker = Mutex(tracker)
+            self.tracker = Locked(tracker)
             self.publisher = publisher
             self.clips = clips
         }

@@ -111,8 +111,8 @@ public final class EventStore: Sendable {
 
     public let directory: String
     public let limits: Limits
-    private let index = Mutex(Index())
-    private let disk = Mutex(Disk())
+    private let index = Locked(Index())
+    private let disk = Locked(Disk())
 
     public init(directory: String, limits: Limits = Limits()) {
         self.directory = directory

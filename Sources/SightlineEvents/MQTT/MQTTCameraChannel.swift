@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import Synchronization
 import SightlineVision
 import SightlinePipeline
@@ -24,7 +25,7 @@ public final class MQTTCameraChannel: Sendable {
     public let publisher: MQTTPublisher
     /// The camera's figures in `<prefix>/stats` (nil: none).
     let report: MQTTStatsReport?
-    let catalog = Mutex<(catalog: HomeAssistantDiscovery.Catalog?, version: Int)>((nil, 0))
+    let catalog = Locked<(catalog: HomeAssistantDiscovery.Catalog?, version: Int)>((nil, 0))
 
     init(publisher: MQTTPublisher, camera: String, clips: Bool, report: MQTTStatsReport?) {
         self.publisher = publisher

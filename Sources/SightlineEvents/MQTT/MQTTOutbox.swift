@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import Synchronization
 import SightlineVision
 import SightlinePipeline
@@ -83,7 +84,7 @@ public final class MQTTOutbox: Sendable {
     }
 
     public let capacity: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let wake: @Sendable () -> Void
 
     public init(capacity: Int, wake: @escaping @Sendable () -> Void = {}) {

@@ -63,8 +63,8 @@ public final class MQTTPublisher: Sendable {
     let outbox: MQTTOutbox
     let wakeFD: Int32
     let logger: Logger
-    let control = Mutex(Control())
-    let state: Mutex<Status>
+    let control = Locked(Control())
+    let state: Locked<Status>
     private let finished = DispatchSemaphore(value: 0)
 
     public init(options: MQTTOptions, logger: Logger) throws {
@@ -76,7 +76,7 @@ public final class MQTTPublisher: Sendable {
         self.logger = logger
         wakeFD = fd
         outbox = MQTTOutbox(capacity: options.queueLimit, wake: { slmqtt_wake_signal(fd) })
-        state = Mutex(Status(broker: "\(options.host):\(options.port)", clientId: options.clientID))
+        state = Locked(Status(broker: "\(options.host):\(options.port)", clientId: options.clientID))
     }
 
     deinit { close(wakeFD) }

@@ -65,8 +65,8 @@ public final class MQTTStatsReport: Sendable {
     private let camera: String
     private let stats: PipelineStats
     private let store: EventStore
-    private let sink = Mutex<EventSink?>(nil)
-    private let previous = Mutex<(count: UInt64, nanos: UInt64)?>(nil)
+    private let sink = Locked<EventSink?>(nil)
+    private let previous = Locked<(count: UInt64, nanos: UInt64)?>(nil)
 
     public init(camera: String, stats: PipelineStats, store: EventStore) {
         self.camera = camera

@@ -78,8 +78,8 @@ public final class ClipRecorder: Sendable {
     private let store: EventStore
     private let feed: VideoFeed
     private let logger: Logger
-    private let inbox = Mutex(Inbox())
-    private let status = Mutex(Status())
+    private let inbox = Locked(Inbox())
+    private let status = Locked(Status())
     private let wake: (id: UInt64, semaphore: DispatchSemaphore)
     private let finished = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)

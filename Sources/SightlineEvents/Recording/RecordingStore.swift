@@ -41,7 +41,7 @@ public final class RecordingStore: Sendable {
 
     public let directory: String
     public let limits: Limits
-    private let index = Mutex<[Segment]>([])
+    private let index = Locked<[Segment]>([])
 
     public init(dataDirectory: String, limits: Limits) {
         directory = (dataDirectory as NSString).appendingPathComponent("recordings")

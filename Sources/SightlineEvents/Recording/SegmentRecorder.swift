@@ -38,7 +38,7 @@ public final class SegmentRecorder: Sendable {
     private let feed: VideoFeed
     private let segmentSeconds: Double
     private let logger: Logger
-    private let status = Mutex(Status())
+    private let status = Locked(Status())
     private let stopping = Atomic<Bool>(false)
     private let started = Atomic<Bool>(false)
     private let wake: (id: UInt64, semaphore: DispatchSemaphore)

@@ -29,7 +29,7 @@ public final class AuthGuard: Sendable {
     public let sessions: SessionStore
     public let policy: AccessPolicy
     private let now: @Sendable () -> Double
-    private let records = Mutex<[String: Record]>([:])
+    private let records = Locked<[String: Record]>([:])
 
     public init(tokens: TokenStore, sessions: SessionStore = SessionStore(), policy: AccessPolicy,
                 now: @escaping @Sendable () -> Double = { MonotonicClock.wallSeconds() }) {

@@ -20,7 +20,7 @@ public final class SessionStore: Sendable {
 
     public let lifetime: Double
     public let capacity: Int
-    private let sessions = Mutex<[String: Session]>([:])
+    private let sessions = Locked<[String: Session]>([:])
     private let now: @Sendable () -> Double
 
     public init(lifetime: Double = 12 * 3600, capacity: Int = 1024,

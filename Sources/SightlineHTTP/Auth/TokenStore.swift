@@ -49,7 +49,7 @@ public final class TokenStore: Sendable {
     public let path: String
     private let tokenFilePath: String
     private let fixed: [Entry]
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Opens the store in `dataDir`. `environment` and `configured` add the
     /// env and config admin tokens. With `makeAdmin` (the server at start),

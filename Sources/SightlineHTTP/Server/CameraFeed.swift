@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import SightlinePipeline
 import Synchronization
 
@@ -35,12 +36,12 @@ public struct CameraFeed: Sendable {
 final class CameraFeeds: Sendable {
     /// The first camera's: the unprefixed routes'.
     let first: CameraFeed
-    private let feeds: Mutex<[CameraFeed]>
+    private let feeds: Locked<[CameraFeed]>
 
     init(all: [CameraFeed]) {
         precondition(!all.isEmpty, "a stream server needs a camera")
         first = all[0]
-        feeds = Mutex(all)
+        feeds = Locked(all)
     }
 
     /// Every camera now, the first first.

@@ -19,7 +19,7 @@ public final class RequestWorker: Sendable {
     }
 
     public let capacity: Int
-    private let queue = Mutex((jobs: [Job](), stopped: false))
+    private let queue = Locked((jobs: [Job](), stopped: false))
     private let waiting = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)

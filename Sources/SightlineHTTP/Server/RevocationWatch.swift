@@ -45,7 +45,7 @@ final class RevocationWatch: Sendable {
     private let stopping = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     /// Whether the thread was started, and whether it was stopped.
-    private let state = Mutex((started: false, stopped: false))
+    private let state = Locked((started: false, stopped: false))
 
     /// `read`: how the store is asked (`tokens.validCredentials`; tests wrap it to see which thread asks).
     init(read: @escaping Read, deliver: @escaping @Sendable (RevocationNotice) -> Void) {

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import SightlinePipeline
 import Synchronization
 
@@ -194,10 +195,10 @@ public struct Router: Sendable {
 ///
 /// Threads: read on the service thread, replaced from any thread; the table is in a `Mutex`.
 public final class RouteTable: Sendable {
-    private let table: Mutex<Router>
+    private let table: Locked<Router>
 
     public init(_ router: Router) {
-        table = Mutex(router)
+        table = Locked(router)
     }
 
     /// The table now (a copy: its routes are an array of values).

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import Synchronization
 
 /// What other threads hand the service thread, each followed by a wake-up:
@@ -20,7 +21,7 @@ final class ServiceInbox: Sendable {
         var removedCameras: [CameraFeed] = []
     }
 
-    private let mail = Mutex(Mail())
+    private let mail = Locked(Mail())
     private let loop: ServiceLoop
 
     init(waking loop: ServiceLoop) {

@@ -21,7 +21,7 @@ final class ServiceLoop: Sendable {
     /// any thread, but not after the context is destroyed, so waking and
     /// stopping go through this lock.
     private struct Control { var context: ContextHandle?; var stopping = false }
-    private let control = Mutex(Control())
+    private let control = Locked(Control())
     /// When the service thread last woke for a frame or an answer (written there, read by the watchdog).
     private let wokeNanos = Atomic<UInt64>(0)
     private let finished = DispatchSemaphore(value: 0)

@@ -69,14 +69,14 @@ public final class PipelineStats: Sendable {
         var lastSentSeq: UInt64 = 0
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     public init() {
         var initial = State()
         for stage in StageName.allCases { initial.data.stages[stage] = LatencyHistogram() }
         for reason in DropReason.allCases { initial.data.drops[reason] = 0 }
         for area in StorageArea.allCases { initial.data.storageWriteFailures[area] = 0 }
-        state = Mutex(initial)
+        state = Locked(initial)
     }
 
     public enum ClientKind: Sendable { case webSocket, mjpeg }

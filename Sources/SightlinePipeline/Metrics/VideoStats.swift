@@ -58,7 +58,7 @@ public final class VideoStats: Sendable {
         var viewers: [UInt64: Viewer] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import Synchronization
 import SightlineVision
 
@@ -50,8 +51,8 @@ public final class ConcurrentStages: PipelineStage {
 
 /// One result per child, written from the workers.
 private final class ResultSlots: Sendable {
-    private let slots: Mutex<[Result<FrameContext, Error>]>
-    init(count: Int) { slots = Mutex(Array(repeating: .failure(CancellationError()), count: count)) }
+    private let slots: Locked<[Result<FrameContext, Error>]>
+    init(count: Int) { slots = Locked(Array(repeating: .failure(CancellationError()), count: count)) }
     func set(_ index: Int, _ value: Result<FrameContext, Error>) { slots.withLock { $0[index] = value } }
     var all: [Result<FrameContext, Error>] { slots.withLock { $0 } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import Synchronization
 
 /// A processed frame ready to send: its JSON message and its JPEG.
@@ -30,7 +31,7 @@ public struct EncodedFrame: Sendable {
 /// The newest encoded frame, written by the stream sink (pipeline thread)
 /// and read by the server's service thread. Only the newest is kept.
 public final class LatestFrameSlot: Sendable {
-    private let frame = Mutex<EncodedFrame?>(nil)
+    private let frame = Locked<EncodedFrame?>(nil)
 
     public init() {}
 

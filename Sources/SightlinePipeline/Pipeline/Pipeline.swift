@@ -40,7 +40,7 @@ public final class Pipeline: @unchecked Sendable {
     private let clock: any SightlineClock
 
     private var averageProcessing = 0.0       // pipeline thread
-    private let control = Mutex((started: false, stopRequested: false))
+    private let control = Locked((started: false, stopRequested: false))
     private let finished = DispatchSemaphore(value: 0)
 
     public init(mailbox: FrameMailbox, stats: PipelineStats, stages: [PipelineStage], encoder: JPEGEncoder,

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import Synchronization
 import SightlineVision
 
@@ -14,7 +15,7 @@ public final class SinkMailbox<Value: Sendable>: Sendable {
         var counts = SinkCounts()
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let ready = DispatchSemaphore(value: 0)
 
     public init() {}

@@ -17,7 +17,7 @@ import SightlineSupport
 /// touches a freed muxer. The owning thread's calls run outside the lock,
 /// so an interrupt is never kept waiting by the call it interrupts.
 public final class H264Muxer: Sendable {
-    private let live: Mutex<MuxerHandle?>
+    private let live: Locked<MuxerHandle?>
 
     /// Fragmented MP4 that plays up to its last fragment if the writer dies:
     /// an empty `moov`, then a fragment at every keyframe and at least every second.
@@ -33,7 +33,7 @@ public final class H264Muxer: Sendable {
                                  sets.count, options, Int32(max(1, timeoutSeconds * 1000)), error)
             }
         }
-        live = Mutex(MuxerHandle(pointer: opened))
+        live = Locked(MuxerHandle(pointer: opened))
     }
 
     deinit {

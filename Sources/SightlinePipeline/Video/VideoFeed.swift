@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import Synchronization
 import SightlineVision
 
@@ -45,13 +46,13 @@ public final class VideoFeed: Sendable {
 
     /// Units kept per rendition: a client further behind than this has lost its place.
     public let capacity: Int
-    private let lanes: Mutex<[VideoRendition: Lane]>
+    private let lanes: Locked<[VideoRendition: Lane]>
     /// Threads that wait for new units (publishers), woken on every publish, by id.
-    private let waiters = Mutex<(next: UInt64, semaphores: [UInt64: DispatchSemaphore])>((0, [:]))
+    private let waiters = Locked<(next: UInt64, semaphores: [UInt64: DispatchSemaphore])>((0, [:]))
 
     public init(capacity: Int = 90) {
         self.capacity = max(2, capacity)
-        lanes = Mutex(Dictionary(uniqueKeysWithValues: VideoRendition.allCases.map { ($0, Lane()) }))
+        lanes = Locked(Dictionary(uniqueKeysWithValues: VideoRendition.allCases.map { ($0, Lane()) }))
     }
 
     // MARK: - The sink's side

@@ -18,7 +18,7 @@ public final class LockedCallback<Input, Output>: Sendable {
         let call: @Sendable (Input) -> Output
     }
 
-    private let stored = Mutex<Stored?>(nil)
+    private let stored = Locked<Stored?>(nil)
 
     public init(_ callback: (@Sendable (Input) -> Output)? = nil) {
         set(callback)

@@ -35,7 +35,7 @@ public final class FaceShapeModel: @unchecked Sendable {
     deinit { slcv_shape_model_release(handle) }
 
     /// Models loaded so far, by path (nil: the file did not load; tried once).
-    private static let loaded = Mutex<[String: Result<FaceShapeModel, OpenCVError>]>([:])
+    private static let loaded = Locked<[String: Result<FaceShapeModel, OpenCVError>]>([:])
 
     /// The process's model for `path`, loading it on first use (on the
     /// calling thread, under the lock: a second caller waits for the first).

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import Synchronization
 
 /// What every camera of one server shares for faces: one detection thread
@@ -15,7 +16,7 @@ import Synchronization
 /// and the models are used on the detection thread.
 public final class FaceSharing: Sendable {
     public let thread = FaceDetectionThread()
-    private let loaded = Mutex<[String: YuNetModels]>([:])
+    private let loaded = Locked<[String: YuNetModels]>([:])
 
     public init() {}
 

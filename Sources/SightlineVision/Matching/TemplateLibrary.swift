@@ -1,13 +1,14 @@
 import Foundation
+import SightlineSupport
 import Synchronization
 
 /// The set of templates in use. Written by the HTTP side (uploads) or at
 /// start, read by the pipeline once per frame; in a `Mutex`, so a change
 /// takes effect on the next processed frame.
 public final class TemplateLibrary: Sendable {
-    private let templates: Mutex<[Template]>
+    private let templates: Locked<[Template]>
 
-    public init(_ templates: [Template] = []) { self.templates = Mutex(templates) }
+    public init(_ templates: [Template] = []) { self.templates = Locked(templates) }
 
     public var all: [Template] { templates.withLock { $0 } }
 

@@ -8,7 +8,7 @@ import Testing
 
 /// Which detectors ran, in order (the detection thread writes, the test reads).
 final class CallLog: Sendable {
-    private let names = Mutex<[String]>([])
+    private let names = Locked<[String]>([])
     func append(_ name: String) { names.withLock { $0.append(name) } }
     var all: [String] { names.withLock { $0 } }
 }

@@ -101,7 +101,7 @@ final class TestSubscriber: Sendable {
         var text: String { String(decoding: payload, as: UTF8.self) }
     }
 
-    private let received = Mutex<[Received]>([])
+    private let received = Locked<[Received]>([])
     private let connected = Atomic<Bool>(false)
     private let stopRequested = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)

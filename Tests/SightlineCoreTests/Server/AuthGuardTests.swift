@@ -11,7 +11,7 @@ import Testing
 /// (with a clock the test moves, so no test waits).
 @Suite struct AuthGuardTests {
     final class Clock: Sendable {
-        private let seconds = Mutex(1_000.0)
+        private let seconds = Locked(1_000.0)
         var now: Double { seconds.withLock { $0 } }
         func advance(_ by: Double) { seconds.withLock { $0 += by } }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import Synchronization
 import Testing
 @testable import SightlineCore
@@ -37,7 +38,7 @@ struct RevocationWatchTests {
 private final class Script: Sendable {
     let allRead = DispatchSemaphore(value: 0)
     private let counts: [UInt64]
-    private let state = Mutex((reads: 0, deliveries: [Int]()))
+    private let state = Locked((reads: 0, deliveries: [Int]()))
 
     init(counts: [UInt64]) {
         self.counts = counts

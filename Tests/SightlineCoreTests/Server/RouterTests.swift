@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import Synchronization
 import Testing
 @testable import SightlineCore
@@ -101,7 +102,7 @@ import Testing
 
 /// Bodies of delivered answers, in order.
 final class Answers: Sendable {
-    private let list = Mutex<[String]>([])
+    private let list = Locked<[String]>([])
     var add: @Sendable (HTTPResponse) -> Void {
         { [self] response in self.list.withLock { $0.append(String(decoding: response.bodyData ?? Data(), as: UTF8.self)) } }
     }

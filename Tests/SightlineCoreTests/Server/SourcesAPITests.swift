@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import Synchronization
 import Testing
 @testable import SightlineCore
@@ -6,7 +7,7 @@ import Testing
 
 @Suite struct SourcesAPITests {
     @Test func listsOffersAndSwitchesOnlyToThem() throws {
-        let switched = Mutex<[String]>([])
+        let switched = Locked<[String]>([])
         let api = SourcesAPI(configured: ["file:/videos/door.mp4"], current: { "demo" },
                              switchTo: { spec in switched.withLock { $0.append(spec) } })
         let auth = AuthGuard.testing()

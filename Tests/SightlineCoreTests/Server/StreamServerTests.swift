@@ -337,7 +337,7 @@ import Testing
 
 /// The names of the threads something ran on.
 private final class ThreadNames: Sendable {
-    private let seen = Mutex<Set<String>>([])
+    private let seen = Locked<Set<String>>([])
     func recordCurrent() { _ = seen.withLock { $0.insert(Thread.current.name ?? "unnamed") } }
     var names: Set<String> { seen.withLock { $0 } }
 }
