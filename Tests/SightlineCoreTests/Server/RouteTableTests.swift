@@ -116,12 +116,12 @@ import Testing
     /// camera route again under that camera's prefix, with the same access
     /// (the page and signing in are the server's, not a camera's); and once
     /// more with the name as a parameter (`{camera}`: any case of a camera's
-    /// name), but for the MJPEG stream, which the stream server finds by the exact name.
+    /// name; the stream server finds an MJPEG stream's camera ignoring case too).
     static var expectedWithPrefixes: Set<String> {
         var table = expected
         for entry in expected where !entry.contains(" / ") && !entry.contains("/api/session") {
             let parts = entry.split(separator: " ").map(String.init)
-            for name in ["camera", "{camera}"] where name == "camera" || !parts[1].hasSuffix("stream.mjpg") {
+            for name in ["camera", "{camera}"] {
                 let path = parts[1].hasPrefix("/api/") ? "/api/cameras/\(name)/" + parts[1].dropFirst(5) : "/cam/\(name)" + parts[1]
                 table.insert([parts[0], path, parts[2], parts[3]].joined(separator: " "))
             }
