@@ -49,6 +49,12 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var quality: Int?
     }
 
+    /// The size frames are analysed at (`AnalysisSize`).
+    public struct Analysis: Codable, Sendable, Equatable {
+        /// Longest side of the analysed copy, pixels (0: every frame at its own size).
+        public var size: Int?
+    }
+
     public struct Templates: Codable, Sendable, Equatable {
         public var threshold: Double?
         public var frameScale: Double?
@@ -142,6 +148,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var demo: Demo?
         public var templates: Templates?
         public var faces: Faces?
+        public var analysis: Analysis?
         public var events: Events?
         public var publish: [String]?
         public var camera: String?
@@ -154,7 +161,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
     public var cameraOrder: [String] = []
 
     private enum CodingKeys: String, CodingKey {
-        case server, video, publish, camera, events, record, mqtt, access, tls, source, demo, jpeg, templates, faces,
+        case server, video, publish, camera, events, record, mqtt, access, tls, source, demo, jpeg, templates, faces, analysis,
              dataDir, token, logLevel, cameras
     }
 
@@ -174,6 +181,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
     public var jpeg: JPEG?
     public var templates: Templates?
     public var faces: Faces?
+    public var analysis: Analysis?
     public var dataDir: String?
     public var token: String?
     public var logLevel: String?
@@ -181,7 +189,8 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
     public init() {}
 
     static let knownKeys: [String: Set<String>] = [
-        "": ["server", "access", "tls", "source", "demo", "jpeg", "templates", "faces", "dataDir", "token", "logLevel",
+        "": ["server", "access", "tls", "source", "demo", "jpeg", "templates", "faces", "analysis", "dataDir", "token",
+             "logLevel",
              "camera", "events", "mqtt", "video", "publish", "record", "cameras"],
         "record": ["enabled", "segmentSeconds", "maxAgeHours", "maxGigabytes"],
         "video": ["h264", "preset", "crf", "bitrateKbps", "keyframeSeconds", "threads", "x264Params", "low", "lowScale", "lowMaxFps",
@@ -198,12 +207,13 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
                   "fineEverySeconds",
                   "refineEverySeconds", "refineCropSize", "attributesEverySeconds", "minScore"],
         "demo": ["template"],
+        "analysis": ["size"],
         "jpeg": ["quality"],
         "templates": ["threshold", "frameScale", "paths", "rotationRange", "rotationStep", "maxInstances"],
     ]
 
     /// What a camera of `cameras:` may set.
-    static let cameraKeys: Set<String> = ["source", "demo", "templates", "faces", "events", "publish", "camera"]
+    static let cameraKeys: Set<String> = ["source", "demo", "templates", "faces", "analysis", "events", "publish", "camera"]
 
     /// Parses YAML text; `origin` names the file in errors.
     public static func parse(_ text: String, origin: String) throws -> SightlineConfig {

@@ -87,20 +87,24 @@ public final class FaceStage: PipelineStage {
     public func stop() { worker.stop() }
 
     public func process(_ context: inout FrameContext) throws {
+        // Faces are found, tracked and read on the analysed picture (the
+        // frame, or its copy at the detection size); their boxes leave
+        // normalized to it, which fits the full frame.
         let frame = context.frame
+        let image = context.image
         framesSinceOffer += 1
         let offerDue = framesSinceOffer >= detectEvery
         // The first frame read, or a cut: a new picture starts on this frame.
         var newPicture = false
         if offerDue {
-            let gray = try context.gray ?? ImageOps.gray(frame.image)
+            let gray = try context.gray ?? ImageOps.gray(image)
             context.gray = gray
             let reading = try probe.read(gray)
             if reading.changed { changedSinceOffer = true }
             if !readFirstFrame {
                 readFirstFrame = true
                 newPicture = true
-                try findOnCut(frame, gray: gray)
+                try findOnCut(image, gray: gray, at: frame.capturedAt)
             }
             if reading.cut {
                 // Another picture: every face of the last one is gone with it,
@@ -115,7 +119,7 @@ public final class FaceStage: PipelineStage {
                 finePassesOnPicture = 0
                 stats?.faceSceneCut()
                 newPicture = true
-                try findOnCut(frame, gray: gray)
+                try findOnCut(image, gray: gray, at: frame.capturedAt)
             }
         }
         let found = try worker.takeResult()
@@ -145,7 +149,7 @@ public final class FaceStage: PipelineStage {
                 && passesOnPicture <= policy.finePassesOnNewPicture && worker.isIdle
             let interval = policy.interval(mode, settledCrowd: crowd && lastPassSettled)
             if settling || frame.capturedAt - lastDueAt >= interval * 0.95,
-               worker.offer(frame.image, gray: gray, capturedAt: frame.capturedAt,
+               worker.offer(image, gray: gray, capturedAt: frame.capturedAt,
                             hints: newPicture ? [] : tracked.map(\.observation), fine: fine ? finePassesOnPicture : nil) {
                 probe.keepAsReference()
                 passesOnPicture += 1
@@ -161,8 +165,8 @@ public final class FaceStage: PipelineStage {
                 changedSinceOffer = false
             }
         }
-        let faces = service.process(tracked, frame: frame.image, gray: context.gray, at: frame.capturedAt)
-        context.detections += faces.map { $0.detection(frameWidth: frame.image.width, frameHeight: frame.image.height) }
+        let faces = service.process(tracked, frame: image, gray: context.gray, at: frame.capturedAt)
+        context.detections += faces.map { $0.detection(frameWidth: image.width, frameHeight: image.height) }
     }
 
     /// The faces of a new picture (a cut, or the first frame) on its own first frame: a quick pass
@@ -174,15 +178,15 @@ public final class FaceStage: PipelineStage {
     /// frames a viewer notices most. The worker's pass on the same frame
     /// gets no hints from it: its faces are new to that pass (read upright
     /// one at a time, the rest on the next pass, as after any cut).
-    private func findOnCut(_ frame: Frame, gray: ImageBuffer) throws {
+    private func findOnCut(_ image: ImageBuffer, gray: ImageBuffer, at capturedAt: Double) throws {
         guard let cutDetector else { return }
         let start = MonotonicClock.nanos()
-        var faces = try cutDetector.detect(in: frame.image, gray: gray, limit: limit)
+        var faces = try cutDetector.detect(in: image, gray: gray, limit: limit)
         for index in faces.indices { faces[index].roll = nil }
         stats?.stage(.faceDetect, seconds: Double(MonotonicClock.nanos() - start) / 1e9)
         stats?.faceCutFramePass()
-        let found = tracker.update(faces, at: frame.capturedAt)
-        _ = service.process(found, frame: frame.image, gray: gray, at: frame.capturedAt)
+        let found = tracker.update(faces, at: capturedAt)
+        _ = service.process(found, frame: image, gray: gray, at: capturedAt)
     }
 
     /// Moves every shown track with the picture, from where its measured
@@ -198,7 +202,7 @@ public final class FaceStage: PipelineStage {
             previousGray = nil
             return
         }
-        let gray = try context.gray ?? ImageOps.gray(context.frame.image)
+        let gray = try context.gray ?? ImageOps.gray(context.image)
         context.gray = gray
         defer { previousGray = (gray, now) }
         // A crowd's flow is budgeted, so the frame path does not grow with the
