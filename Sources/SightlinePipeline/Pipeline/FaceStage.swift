@@ -57,6 +57,18 @@ public final class FaceStage: PipelineStage {
     private var lastPassSettled = false
     /// The last frame's gray picture and time, where this frame's flow starts.
     private var previousGray: (image: ImageBuffer, capturedAt: Double)?
+    /// Whether the worker's passes read the full frame when the stages analyse
+    /// a smaller copy (`AnalysisSize`): YuNet letterboxes any frame into its
+    /// 320 (usual) or 640 (fine) input, so its frame-wide passes cost the same,
+    /// while its crops around tracked faces (confirming a missed track, reading
+    /// a face upright) read the face's own pixels: a 70-pixel face at 1080p
+    /// stays found and tracked where its 23 pixels on the 640 copy would be
+    /// lost between fine passes. Haar scans the frame it is given, so it gets the copy.
+    private let passesReadFullFrame: Bool
+    /// The copies of frames offered at full size, by capture time: a pass's
+    /// faces are scaled to its copy, where the tracker, the flow and
+    /// recognition read them (the worker holds at most one frame waiting and one in work).
+    private var offeredCopies: [(capturedAt: Double, image: ImageBuffer, gray: ImageBuffer)] = []
 
     /// `isWatched` says whether any sink uses faces now (`FrameSink.consumesFaces`:
     /// a viewer, a relay, a broker, a face followed for an event); it is asked
@@ -66,6 +78,7 @@ public final class FaceStage: PipelineStage {
                 opticalFlow: Bool = true, cutDetector: FaceDetector? = nil, stats: PipelineStats? = nil,
                 sharedThread: FaceDetectionThread? = nil) {
         flow = opticalFlow ? FaceFlow() : nil
+        passesReadFullFrame = detector is YuNetDetector
         self.cutDetector = cutDetector
         self.limit = limit
         worker = FaceDetectionWorker(detector: detector, limit: limit, shared: sharedThread)
@@ -122,7 +135,7 @@ public final class FaceStage: PipelineStage {
                 try findOnCut(image, gray: gray, at: frame.capturedAt)
             }
         }
-        let found = try worker.takeResult()
+        let found = try worker.takeResult().map(onAnalysedPicture)
         if let found {
             stats?.stage(.faceDetect, seconds: found.seconds)
             if found.fine { stats?.faceFinePass() }
@@ -148,9 +161,16 @@ public final class FaceStage: PipelineStage {
             let settling = mode == .active && passesOnPicture > 0
                 && passesOnPicture <= policy.finePassesOnNewPicture && worker.isIdle
             let interval = policy.interval(mode, settledCrowd: crowd && lastPassSettled)
+            let full = passesReadFullFrame && image !== frame.image
+            let toFull = Double(frame.image.width) / Double(image.width)
+            let hints = newPicture ? [] : tracked.map { full ? $0.observation.scaled(by: toFull) : $0.observation }
             if settling || frame.capturedAt - lastDueAt >= interval * 0.95,
-               worker.offer(image, gray: gray, capturedAt: frame.capturedAt,
-                            hints: newPicture ? [] : tracked.map(\.observation), fine: fine ? finePassesOnPicture : nil) {
+               worker.offer(full ? frame.image : image, gray: full ? nil : gray, capturedAt: frame.capturedAt,
+                            hints: hints, fine: fine ? finePassesOnPicture : nil) {
+                if full {
+                    offeredCopies.append((frame.capturedAt, image, gray))
+                    if offeredCopies.count > 4 { offeredCopies.removeFirst() }
+                }
                 probe.keepAsReference()
                 passesOnPicture += 1
                 if fine {
@@ -167,6 +187,32 @@ public final class FaceStage: PipelineStage {
         }
         let faces = service.process(tracked, frame: image, gray: context.gray, at: frame.capturedAt)
         context.detections += faces.map { $0.detection(frameWidth: image.width, frameHeight: image.height) }
+    }
+
+    /// A finished pass, on the picture the stages analyse.
+    private struct Pass {
+        let observations: [FaceObservation]
+        /// The picture they were found in (their landmarks refer to it) and its gray.
+        let image: ImageBuffer
+        let gray: ImageBuffer?
+        let capturedAt: Double
+        let seconds: Double
+        let fine: Bool
+    }
+
+    /// A pass's result with its faces on the analysed copy of its frame when it
+    /// read the full frame (`passesReadFullFrame`).
+    private func onAnalysedPicture(_ result: FaceDetectionWorker.Result) -> Pass {
+        guard let index = offeredCopies.firstIndex(where: { $0.capturedAt == result.capturedAt }),
+              offeredCopies[index].image.width != result.image.width else {
+            return Pass(observations: result.observations, image: result.image, gray: result.gray,
+                        capturedAt: result.capturedAt, seconds: result.seconds, fine: result.fine)
+        }
+        let copy = offeredCopies[index]
+        offeredCopies.removeFirst(index + 1)
+        let factor = Double(copy.image.width) / Double(result.image.width)
+        return Pass(observations: result.observations.map { $0.scaled(by: factor) }, image: copy.image, gray: copy.gray,
+                    capturedAt: result.capturedAt, seconds: result.seconds, fine: result.fine)
     }
 
     /// The faces of a new picture (a cut, or the first frame) on its own first frame: a quick pass
@@ -194,7 +240,7 @@ public final class FaceStage: PipelineStage {
     /// has just found, from the frame that pass looked at (a few frames
     /// back). A face whose points do not agree on a motion this frame is
     /// carried by its velocity, and its flow goes on from there.
-    private func follow(_ context: inout FrameContext, found: FaceDetectionWorker.Result?) throws {
+    private func follow(_ context: inout FrameContext, found: Pass?) throws {
         guard let flow else { return }
         let now = context.frame.capturedAt
         let ends = tracker.flowEnds()
@@ -226,5 +272,23 @@ public final class FaceStage: PipelineStage {
             else { continue }
             tracker.move(end.id, by: motion, from: source.capturedAt, to: now)
         }
+    }
+}
+
+extension FaceObservation {
+    /// The same face on the frame scaled by `factor` (box and landmarks; angles and readings unchanged).
+    func scaled(by factor: Double) -> FaceObservation {
+        var face = self
+        face.box = (box.x * factor, box.y * factor, box.w * factor, box.h * factor)
+        if var marks = landmarks {
+            func scale(_ p: PixelPoint) -> PixelPoint { PixelPoint(x: p.x * factor, y: p.y * factor) }
+            marks.rightEye = scale(marks.rightEye)
+            marks.leftEye = scale(marks.leftEye)
+            marks.nose = marks.nose.map(scale)
+            marks.mouthRight = marks.mouthRight.map(scale)
+            marks.mouthLeft = marks.mouthLeft.map(scale)
+            face.landmarks = marks
+        }
+        return face
     }
 }
