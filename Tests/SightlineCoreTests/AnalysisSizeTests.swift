@@ -150,5 +150,19 @@ import Testing
         #expect(throws: ConfigError.self) { try settings.validate() }
         settings.analysisSize = 0
         try settings.validate()
+        // Per camera: a 4K camera's copy can differ from the others'.
+        var server = ServeSettings()
+        try server.apply(try SightlineConfig.parse("""
+            analysis:
+              size: 960
+            cameras:
+              door:
+                source: {spec: demo}
+              yard:
+                source: {spec: demo}
+                analysis:
+                  size: 320
+            """, origin: "test"))
+        #expect(try server.cameraSettings().map(\.analysisSize) == [960, 320])
     }
 }
