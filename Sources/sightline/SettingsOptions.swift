@@ -53,6 +53,9 @@ struct SettingsOptions: ParsableArguments {
     @Flag(help: "Keep no video clips of events (events.clips: false); the H.264 encoder then runs only while someone watches or a relay is fed.")
     var noClips = false
 
+    @Option(help: "Analyse frames larger than this (longest side, pixels) on a copy scaled down to it (analysis.size; default 640; 0: at their own size).")
+    var analysisSize: Int?
+
     @Option(help: "Most faces reported per frame (default 10).")
     var maxFaces: Int?
 
@@ -97,6 +100,7 @@ struct SettingsOptions: ParsableArguments {
         if noFaces { settings.facesEnabled = false }
         if noClips { settings.events.clips = false }
         if let maxFaces { settings.maxFaces = maxFaces }
+        if let analysisSize { settings.analysisSize = analysisSize }
         if !offeredSources.isEmpty { settings.offeredSources += offeredSources }
         if !publish.isEmpty { settings.publish += publish }
         if !mediaDirs.isEmpty { settings.mediaFolders += mediaDirs }

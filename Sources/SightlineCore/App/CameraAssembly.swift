@@ -55,7 +55,8 @@ public struct CameraAssembly {
         var options = Pipeline.Options()
         options.debugDelaySeconds = settings.debugStageDelayMs / 1000
         let pipeline = Pipeline(mailbox: mailbox, stats: stats,
-                                stages: [ConvertStage(), ConcurrentStages(detection)],
+                                stages: [ConvertStage(analysisSize: AnalysisSize(longSide: settings.analysisSize)),
+                                         ConcurrentStages(detection)],
                                 encoder: try JPEGEncoder(quality: settings.jpegQuality), sinks: sinks,
                                 options: options, logger: logger,
                                 budgetSeconds: { 1.0 / (capture.status.format?.fps ?? 30) })

@@ -50,6 +50,10 @@ public struct ServeSettings: Sendable {
     public var faceDetectEvery = 1
     /// Only look for faces in this normalized rectangle.
     public var faceRegion: NormalizedBox?
+    /// Frames larger than this (longest side, pixels) are analysed (templates,
+    /// faces) on a copy scaled down to it; boxes stay normalized to the full
+    /// picture. 0: every frame at its own size. Why 640: `AnalysisSize`.
+    public var analysisSize = AnalysisSize.defaultLongSide
     /// YuNet: a second landmark pass on upscaled crops for an accurate roll
     /// (costs detection rate, not frames: detection runs beside the pipeline).
     public var faceRefineLandmarks = true
@@ -139,6 +143,7 @@ public struct ServeSettings: Sendable {
             config.demo = named.overrides.demo
             config.templates = named.overrides.templates
             config.faces = named.overrides.faces
+            config.analysis = named.overrides.analysis
             config.events = named.overrides.events
             config.publish = named.overrides.publish
             try own.apply(config)
@@ -281,6 +286,7 @@ public struct ServeSettings: Sendable {
         if let v = config.faces?.refineCropSize { faceRefineCropSize = v }
         if let v = config.faces?.attributesEverySeconds { faceAttributesEverySeconds = v }
         if let v = config.faces?.minScore { faceMinScore = v }
+        if let v = config.analysis?.size { analysisSize = v }
         if let v = config.faces?.region, v.count == 4 { faceRegion = NormalizedBox(x: v[0], y: v[1], w: v[2], h: v[3]) }
         if let v = config.camera, !v.isEmpty { camera = v }
         if let map = config.cameras {
@@ -362,6 +368,9 @@ public struct ServeSettings: Sendable {
             throw ConfigError.invalid("publish needs H.264: video.h264 is false")
         }
         guard (1...100).contains(maxFaces) else { throw ConfigError.invalid("faces.maxFaces must be 1-100, got \(maxFaces)") }
+        guard analysisSize == 0 || (160...8192).contains(analysisSize) else {
+            throw ConfigError.invalid("analysis.size must be 0 (each frame at its own size) or 160-8192, got \(analysisSize)")
+        }
         guard (1...30).contains(faceDetectEvery) else {
             throw ConfigError.invalid("faces.detectEvery must be 1 to 30, got \(faceDetectEvery)")
         }

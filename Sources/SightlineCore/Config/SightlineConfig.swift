@@ -52,6 +52,12 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var quality: Int?
     }
 
+    /// The size frames are analysed at (`AnalysisSize`).
+    public struct Analysis: Codable, Sendable, Equatable {
+        /// Longest side of the analysed copy, pixels (0: every frame at its own size).
+        public var size: Int?
+    }
+
     public struct Templates: Codable, Sendable, Equatable {
         public var threshold: Double?
         public var frameScale: Double?
@@ -148,6 +154,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var demo: Demo?
         public var templates: Templates?
         public var faces: Faces?
+        public var analysis: Analysis?
         public var events: Events?
         public var publish: [String]?
         public var camera: String?
@@ -160,7 +167,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
     public var cameraOrder: [String] = []
 
     private enum CodingKeys: String, CodingKey {
-        case server, video, publish, camera, events, record, mqtt, access, tls, source, demo, jpeg, templates, faces,
+        case server, video, publish, camera, events, record, mqtt, access, tls, source, demo, jpeg, templates, faces, analysis,
              dataDir, token, logLevel, cameras, media
     }
 
@@ -180,6 +187,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
     public var jpeg: JPEG?
     public var templates: Templates?
     public var faces: Faces?
+    public var analysis: Analysis?
     public var dataDir: String?
     /// Folders whose files admins may add or switch to at runtime (`SourcePolicy`).
     public var media: [String]?
@@ -189,8 +197,8 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
     public init() {}
 
     static let knownKeys: [String: Set<String>] = [
-        "": ["server", "access", "tls", "source", "demo", "jpeg", "templates", "faces", "dataDir", "token", "logLevel",
-             "camera", "events", "mqtt", "video", "publish", "record", "cameras", "media"],
+        "": ["server", "access", "tls", "source", "demo", "jpeg", "templates", "faces", "analysis", "dataDir", "token",
+             "logLevel", "camera", "events", "mqtt", "video", "publish", "record", "cameras", "media"],
         "record": ["enabled", "segmentSeconds", "maxAgeHours", "maxGigabytes"],
         "video": ["h264", "preset", "crf", "bitrateKbps", "keyframeSeconds", "threads", "x264Params", "low", "lowScale", "lowMaxFps",
                   "lowKbps", "maxLagSeconds"],
@@ -206,12 +214,13 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
                   "fineEverySeconds",
                   "refineEverySeconds", "refineCropSize", "attributesEverySeconds", "minScore"],
         "demo": ["template"],
+        "analysis": ["size"],
         "jpeg": ["quality"],
         "templates": ["threshold", "frameScale", "paths", "rotationRange", "rotationStep", "maxInstances"],
     ]
 
     /// What a camera of `cameras:` may set.
-    static let cameraKeys: Set<String> = ["source", "demo", "templates", "faces", "events", "publish", "camera"]
+    static let cameraKeys: Set<String> = ["source", "demo", "templates", "faces", "analysis", "events", "publish", "camera"]
 
     /// Parses YAML text; `origin` names the file in errors.
     public static func parse(_ text: String, origin: String) throws -> SightlineConfig {

@@ -57,6 +57,18 @@ public final class FaceStage: PipelineStage {
     private var lastPassSettled = false
     /// The last frame's gray picture and time, where this frame's flow starts.
     private var previousGray: (image: ImageBuffer, capturedAt: Double)?
+    /// Whether the worker's passes read the full frame when the stages analyse
+    /// a smaller copy (`AnalysisSize`): YuNet letterboxes any frame into its
+    /// 320 (usual) or 640 (fine) input, so its frame-wide passes cost the same,
+    /// while its crops around tracked faces (confirming a missed track, reading
+    /// a face upright) read the face's own pixels: a 70-pixel face at 1080p
+    /// stays found and tracked where its 23 pixels on the 640 copy would be
+    /// lost between fine passes. Haar scans the frame it is given, so it gets the copy.
+    private let passesReadFullFrame: Bool
+    /// The copies of frames offered at full size, by capture time: a pass's
+    /// faces are scaled to its copy, where the tracker, the flow and
+    /// recognition read them (the worker holds at most one frame waiting and one in work).
+    private var offeredCopies: [(capturedAt: Double, image: ImageBuffer, gray: ImageBuffer)] = []
 
     /// `isWatched` says whether any sink uses faces now (`FrameSink.consumesFaces`:
     /// a viewer, a relay, a broker, a face followed for an event); it is asked
@@ -66,6 +78,7 @@ public final class FaceStage: PipelineStage {
                 opticalFlow: Bool = true, cutDetector: FaceDetector? = nil, stats: PipelineStats? = nil,
                 sharedThread: FaceDetectionThread? = nil) {
         flow = opticalFlow ? FaceFlow() : nil
+        passesReadFullFrame = detector is YuNetDetector
         self.cutDetector = cutDetector
         self.limit = limit
         worker = FaceDetectionWorker(detector: detector, limit: limit, shared: sharedThread)
@@ -87,20 +100,24 @@ public final class FaceStage: PipelineStage {
     public func stop() { worker.stop() }
 
     public func process(_ context: inout FrameContext) throws {
+        // Faces are found, tracked and read on the analysed picture (the
+        // frame, or its copy at the detection size); their boxes leave
+        // normalized to it, which fits the full frame.
         let frame = context.frame
+        let image = context.image
         framesSinceOffer += 1
         let offerDue = framesSinceOffer >= detectEvery
         // The first frame read, or a cut: a new picture starts on this frame.
         var newPicture = false
         if offerDue {
-            let gray = try context.gray ?? ImageOps.gray(frame.image)
+            let gray = try context.gray ?? ImageOps.gray(image)
             context.gray = gray
             let reading = try probe.read(gray)
             if reading.changed { changedSinceOffer = true }
             if !readFirstFrame {
                 readFirstFrame = true
                 newPicture = true
-                try findOnCut(frame, gray: gray)
+                try findOnCut(image, gray: gray, at: frame.capturedAt)
             }
             if reading.cut {
                 // Another picture: every face of the last one is gone with it,
@@ -115,10 +132,10 @@ public final class FaceStage: PipelineStage {
                 finePassesOnPicture = 0
                 stats?.faceSceneCut()
                 newPicture = true
-                try findOnCut(frame, gray: gray)
+                try findOnCut(image, gray: gray, at: frame.capturedAt)
             }
         }
-        let found = try worker.takeResult()
+        let found = try worker.takeResult().map(onAnalysedPicture)
         if let found {
             stats?.stage(.faceDetect, seconds: found.seconds)
             if found.fine { stats?.faceFinePass() }
@@ -144,9 +161,16 @@ public final class FaceStage: PipelineStage {
             let settling = mode == .active && passesOnPicture > 0
                 && passesOnPicture <= policy.finePassesOnNewPicture && worker.isIdle
             let interval = policy.interval(mode, settledCrowd: crowd && lastPassSettled)
+            let full = passesReadFullFrame && image !== frame.image
+            let toFull = Double(frame.image.width) / Double(image.width)
+            let hints = newPicture ? [] : tracked.map { full ? $0.observation.scaled(by: toFull) : $0.observation }
             if settling || frame.capturedAt - lastDueAt >= interval * 0.95,
-               worker.offer(frame.image, gray: gray, capturedAt: frame.capturedAt,
-                            hints: newPicture ? [] : tracked.map(\.observation), fine: fine ? finePassesOnPicture : nil) {
+               worker.offer(full ? frame.image : image, gray: full ? nil : gray, capturedAt: frame.capturedAt,
+                            hints: hints, fine: fine ? finePassesOnPicture : nil) {
+                if full {
+                    offeredCopies.append((frame.capturedAt, image, gray))
+                    if offeredCopies.count > 4 { offeredCopies.removeFirst() }
+                }
                 probe.keepAsReference()
                 passesOnPicture += 1
                 if fine {
@@ -161,8 +185,34 @@ public final class FaceStage: PipelineStage {
                 changedSinceOffer = false
             }
         }
-        let faces = service.process(tracked, frame: frame.image, gray: context.gray, at: frame.capturedAt)
-        context.detections += faces.map { $0.detection(frameWidth: frame.image.width, frameHeight: frame.image.height) }
+        let faces = service.process(tracked, frame: image, gray: context.gray, at: frame.capturedAt)
+        context.detections += faces.map { $0.detection(frameWidth: image.width, frameHeight: image.height) }
+    }
+
+    /// A finished pass, on the picture the stages analyse.
+    private struct Pass {
+        let observations: [FaceObservation]
+        /// The picture they were found in (their landmarks refer to it) and its gray.
+        let image: ImageBuffer
+        let gray: ImageBuffer?
+        let capturedAt: Double
+        let seconds: Double
+        let fine: Bool
+    }
+
+    /// A pass's result with its faces on the analysed copy of its frame when it
+    /// read the full frame (`passesReadFullFrame`).
+    private func onAnalysedPicture(_ result: FaceDetectionWorker.Result) -> Pass {
+        guard let index = offeredCopies.firstIndex(where: { $0.capturedAt == result.capturedAt }),
+              offeredCopies[index].image.width != result.image.width else {
+            return Pass(observations: result.observations, image: result.image, gray: result.gray,
+                        capturedAt: result.capturedAt, seconds: result.seconds, fine: result.fine)
+        }
+        let copy = offeredCopies[index]
+        offeredCopies.removeFirst(index + 1)
+        let factor = Double(copy.image.width) / Double(result.image.width)
+        return Pass(observations: result.observations.map { $0.scaled(by: factor) }, image: copy.image, gray: copy.gray,
+                    capturedAt: result.capturedAt, seconds: result.seconds, fine: result.fine)
     }
 
     /// The faces of a new picture (a cut, or the first frame) on its own first frame: a quick pass
@@ -174,15 +224,15 @@ public final class FaceStage: PipelineStage {
     /// frames a viewer notices most. The worker's pass on the same frame
     /// gets no hints from it: its faces are new to that pass (read upright
     /// one at a time, the rest on the next pass, as after any cut).
-    private func findOnCut(_ frame: Frame, gray: ImageBuffer) throws {
+    private func findOnCut(_ image: ImageBuffer, gray: ImageBuffer, at capturedAt: Double) throws {
         guard let cutDetector else { return }
         let start = MonotonicClock.nanos()
-        var faces = try cutDetector.detect(in: frame.image, gray: gray, limit: limit)
+        var faces = try cutDetector.detect(in: image, gray: gray, limit: limit)
         for index in faces.indices { faces[index].roll = nil }
         stats?.stage(.faceDetect, seconds: Double(MonotonicClock.nanos() - start) / 1e9)
         stats?.faceCutFramePass()
-        let found = tracker.update(faces, at: frame.capturedAt)
-        _ = service.process(found, frame: frame.image, gray: gray, at: frame.capturedAt)
+        let found = tracker.update(faces, at: capturedAt)
+        _ = service.process(found, frame: image, gray: gray, at: capturedAt)
     }
 
     /// Moves every shown track with the picture, from where its measured
@@ -190,7 +240,7 @@ public final class FaceStage: PipelineStage {
     /// has just found, from the frame that pass looked at (a few frames
     /// back). A face whose points do not agree on a motion this frame is
     /// carried by its velocity, and its flow goes on from there.
-    private func follow(_ context: inout FrameContext, found: FaceDetectionWorker.Result?) throws {
+    private func follow(_ context: inout FrameContext, found: Pass?) throws {
         guard let flow else { return }
         let now = context.frame.capturedAt
         let ends = tracker.flowEnds()
@@ -198,7 +248,7 @@ public final class FaceStage: PipelineStage {
             previousGray = nil
             return
         }
-        let gray = try context.gray ?? ImageOps.gray(context.frame.image)
+        let gray = try context.gray ?? ImageOps.gray(context.image)
         context.gray = gray
         defer { previousGray = (gray, now) }
         // A crowd's flow is budgeted, so the frame path does not grow with the
@@ -222,5 +272,23 @@ public final class FaceStage: PipelineStage {
             else { continue }
             tracker.move(end.id, by: motion, from: source.capturedAt, to: now)
         }
+    }
+}
+
+extension FaceObservation {
+    /// The same face on the frame scaled by `factor` (box and landmarks; angles and readings unchanged).
+    func scaled(by factor: Double) -> FaceObservation {
+        var face = self
+        face.box = (box.x * factor, box.y * factor, box.w * factor, box.h * factor)
+        if var marks = landmarks {
+            func scale(_ p: PixelPoint) -> PixelPoint { PixelPoint(x: p.x * factor, y: p.y * factor) }
+            marks.rightEye = scale(marks.rightEye)
+            marks.leftEye = scale(marks.leftEye)
+            marks.nose = marks.nose.map(scale)
+            marks.mouthRight = marks.mouthRight.map(scale)
+            marks.mouthLeft = marks.mouthLeft.map(scale)
+            face.landmarks = marks
+        }
+        return face
     }
 }

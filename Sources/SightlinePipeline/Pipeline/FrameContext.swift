@@ -3,15 +3,29 @@ import SightlineVision
 import SightlineSupport
 
 /// What the stages know about the frame in hand; lives on the pipeline thread.
+///
+/// The stages analyse `image`: the frame itself, or the convert stage's copy
+/// at the detection size (`AnalysisSize`) when the frame is larger. Every
+/// detection is normalized to `image`, which has the frame's proportions, so
+/// its box fits the full picture unchanged; pixels of `image` (a face
+/// tracker's, a matcher's) never leave the stages.
 public struct FrameContext: Sendable {
     public let frame: Frame
-    /// The frame in gray, made once by the convert stage.
+    /// The picture the stages analyse: `frame.image`, or its copy at the detection size.
+    public var image: ImageBuffer
+    /// The analysed picture in gray (of `image`), made once by the convert stage.
     public var gray: ImageBuffer?
     public var detections: [Detection] = []
     /// Seconds each named stage took on this frame.
     public var stageSeconds: [StageName: Double] = [:]
 
-    public init(frame: Frame) { self.frame = frame }
+    public init(frame: Frame) {
+        self.frame = frame
+        image = frame.image
+    }
+
+    /// `image`'s width over the frame's: 1 when the frame is analysed as it is.
+    public var analysisScale: Double { Double(image.width) / Double(max(1, frame.image.width)) }
 }
 
 /// One step of the pipeline. A stage belongs to the thread that runs its

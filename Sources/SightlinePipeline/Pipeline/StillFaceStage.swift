@@ -15,7 +15,7 @@ public final class StillFaceStage: PipelineStage {
     }
 
     public func process(_ context: inout FrameContext) throws {
-        let image = context.frame.image
+        let image = context.image
         context.detections += try detector.detect(in: image, gray: context.gray, limit: limit)
             .map { $0.detection(frameWidth: image.width, frameHeight: image.height) }
     }
