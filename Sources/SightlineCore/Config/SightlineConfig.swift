@@ -329,6 +329,7 @@ extension SightlineConfig.Camera {
                   demo: try keys.decodeIfPresent(SightlineConfig.Demo.self, forKey: .demo),
                   templates: try keys.decodeIfPresent(SightlineConfig.Templates.self, forKey: .templates),
                   faces: try keys.decodeIfPresent(SightlineConfig.Faces.self, forKey: .faces),
+                  analysis: try keys.decodeIfPresent(SightlineConfig.Analysis.self, forKey: .analysis),
                   events: try keys.decodeIfPresent(SightlineConfig.Events.self, forKey: .events),
                   publish: try keys.decodeIfPresent([String].self, forKey: .publish),
                   camera: try keys.decodeIfPresent(String.self, forKey: .camera))
