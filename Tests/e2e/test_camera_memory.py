@@ -25,6 +25,17 @@ def rss_mib(pid: int) -> float:
     raise AssertionError(f"no VmRSS for {pid}")
 
 
+def settled_rss_mib(pid: int) -> float:
+    """The least resident memory over 3 s (30 samples): a removed camera's pages go back up to
+    a second after its DELETE is answered, and a frame in flight comes and goes, so one sample
+    may read a camera's worth (about 18 MB) high; memory that is kept shows in every sample."""
+    samples = []
+    for _ in range(30):
+        samples.append(rss_mib(pid))
+        time.sleep(0.1)
+    return min(samples)
+
+
 def thread_count(pid: int) -> int:
     with open(f"/proc/{pid}/status") as status:
         for line in status:
@@ -55,12 +66,12 @@ def test_removed_cameras_give_their_memory_back(sightline):
     server = sightline("--no-faces", source="demo?fps=5")
     for i in range(5):
         cycle(server, f"c{i}", "demo?fps=5")
-    after_five = rss_mib(server.pid)
+    after_five = settled_rss_mib(server.pid)
     # Counted once the first cycles have started the threads that stay (Dispatch's workers).
     threads_after_five = thread_count(server.pid)
     for i in range(5, 50):
         cycle(server, f"c{i}", "demo?fps=5")
-    after_fifty = rss_mib(server.pid)
+    after_fifty = settled_rss_mib(server.pid)
     assert after_fifty <= after_five * 1.10, (
         f"resident memory {after_five:.0f} MiB after 5 add/remove cycles, {after_fifty:.0f} MiB after 50")
     # Every removed camera's threads (capture, pipeline, sinks: 6 or more a camera) ended;

@@ -248,11 +248,13 @@ final class CameraRegistry: Sendable {
             logger.notice("camera removed (its data directory is kept)", metadata: ["camera": "\(name)"])
             return .json(["removed": name])
         }
-        // The camera was freed as the change ended (nothing else holds it: its
-        // capture thread, pipeline and sinks have ended); the pages its frames,
-        // encoders and buffers held go back to the system rather than stay in
-        // malloc's arenas for the next allocation.
+        // The camera is freed once the last of its routes' closures is let go
+        // (the route table this request came through holds them until the answer
+        // is out): the pages its frames, encoders and buffers held then go back
+        // to the system, rather than stay in malloc's arenas for the next
+        // allocation. Now, and again a moment later for what was still held.
         MallocArenas.returnFreedPages()
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + 1) { MallocArenas.returnFreedPages() }
         return answer
     }
 
