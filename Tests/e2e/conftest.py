@@ -109,6 +109,21 @@ def http_get(port: int, path: str, timeout: float = 10.0, headers: dict | None =
         conn.close()
 
 
+ADMIN = {"authorization": f"Bearer {TOKEN}"}
+
+
+def admin_request(server, method: str, path: str, body=None, headers=None, timeout: float = 10.0):
+    """(status, JSON answer, or the raw body when it is not JSON) for a request with the admin
+    token (or `headers`); `body` is bytes as they are, or an object sent as JSON."""
+    data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
+    status, _, answer = http_get(server.port, path, method=method, body=data,
+                                 headers=ADMIN if headers is None else headers, timeout=timeout)
+    try:
+        return status, json.loads(answer)
+    except ValueError:
+        return status, answer
+
+
 def raw_http_get(port: int, raw_path: str, timeout: float = 10.0, max_bytes: int = 4 * 1024 * 1024):
     """Send `GET <raw_path>` byte for byte (no client-side normalisation) and read the
     response until the connection closes, Content-Length is satisfied, `max_bytes` or

@@ -16,13 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (REPO, TOKEN, FrameLog, http_get, receive_frames, server_binary,
+from conftest import (ADMIN, REPO, FrameLog, admin_request as request, http_get, receive_frames, server_binary,
                       ws_connect, frames_of)
 
 SHARED_VIDEO = REPO.parent / "shared" / "testdata" / "video"
 VTEST = SHARED_VIDEO / "vtest.avi"  # 768x576, 10 fps
 MEGAMIND = SHARED_VIDEO / "Megamind.avi"  # 720x528
-ADMIN = {"authorization": f"Bearer {TOKEN}"}
 
 
 def write_config(path: Path) -> Path:
@@ -46,16 +45,6 @@ def make_video(path: Path) -> Path:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return path
-
-
-def request(server, method: str, path: str, body=None, headers=None):
-    data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
-    status, _, answer = http_get(server.port, path, method=method, body=data,
-                                 headers=ADMIN if headers is None else headers)
-    try:
-        return status, json.loads(answer)
-    except ValueError:
-        return status, answer
 
 
 def listing(server) -> dict:

@@ -16,23 +16,11 @@ import os
 import socket
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
-from conftest import TOKEN, frames_of, http_get, read_mjpeg_parts, server_binary
+from conftest import ADMIN, TOKEN, admin_request as request, frames_of, http_get, read_mjpeg_parts, server_binary
 
-ADMIN = {"authorization": f"Bearer {TOKEN}"}
-
-
-def request(server, method: str, path: str, body=None, headers=None):
-    data = None if body is None else json.dumps(body).encode()
-    status, _, answer = http_get(server.port, path, method=method, body=data,
-                                 headers=ADMIN if headers is None else headers)
-    try:
-        return status, json.loads(answer)
-    except ValueError:
-        return status, answer
 
 
 def camera_names(server) -> list[str]:

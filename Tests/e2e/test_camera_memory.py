@@ -9,12 +9,9 @@ every removed camera's threads are gone.
 
 from __future__ import annotations
 
-import json
 import time
 
-from conftest import TOKEN, http_get
-
-ADMIN = {"authorization": f"Bearer {TOKEN}"}
+from conftest import admin_request
 
 
 def rss_mib(pid: int) -> float:
@@ -45,20 +42,20 @@ def thread_count(pid: int) -> int:
 
 
 def cycle(server, name: str, source: str) -> None:
-    body = json.dumps({"name": name, "source": source, "faces": False}).encode()
-    status, _, answer = http_get(server.port, "/api/cameras", method="POST", body=body, headers=ADMIN, timeout=30)
+    status, answer = admin_request(server, "POST", "/api/cameras", {"name": name, "source": source, "faces": False},
+                                   timeout=30)
     assert status == 201, answer
     # Let it run: frames captured, processed and handed to its sinks.
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        status, _, state = http_get(server.port, f"/api/cameras/{name}/state", timeout=10)
+        status, state = admin_request(server, "GET", f"/api/cameras/{name}/state")
         assert status == 200, state
-        if json.loads(state)["frames"]["processed"] >= 2:
+        if state["frames"]["processed"] >= 2:
             break
         time.sleep(0.1)
     else:
         raise AssertionError(f"{name} processed no frames within 10 s")
-    status, _, answer = http_get(server.port, f"/api/cameras/{name}", method="DELETE", headers=ADMIN, timeout=30)
+    status, answer = admin_request(server, "DELETE", f"/api/cameras/{name}", timeout=30)
     assert status == 200, answer
 
 
