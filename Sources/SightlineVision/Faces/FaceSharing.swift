@@ -22,14 +22,17 @@ public final class FaceSharing: Sendable {
 
     /// Main thread or request worker, while building a camera: the models
     /// of `modelPath`, loaded on first use (with the attribute reader and
-    /// person check `options` asks for, made then). Loading happens under the
-    /// lock, so two cameras made at once load a file once.
+    /// person check `options` asks for, made then). The load (a second or
+    /// more) runs outside the lock, which the service thread takes for
+    /// `modelsLoaded`; cameras are made one at a time (`CameraRegistry`), and
+    /// were two loads of one file to meet, the first one kept is used.
     func models(for modelPath: String, options: YuNetDetector.Options) throws -> YuNetModels {
-        try loaded.withLock { loaded in
+        if let models = loaded.withLock({ $0[modelPath] }) { return models }
+        let made = try YuNetModels(modelPath: modelPath, options: options)
+        return loaded.withLock { loaded in
             if let models = loaded[modelPath] { return models }
-            let models = try YuNetModels(modelPath: modelPath, options: options)
-            loaded[modelPath] = models
-            return models
+            loaded[modelPath] = made
+            return made
         }
     }
 
