@@ -153,7 +153,7 @@ public final class CaptureLoop: @unchecked Sendable {
             let captured = try source.nextImage()
             let frame = Frame(seq: nextSeq, capturedAt: clock.wallSeconds(),
                               capturedNanos: clock.nanos(), image: captured.image,
-                              groundTruth: captured.groundTruth)
+                              groundTruth: captured.groundTruth, sourceUnit: captured.sourceUnit)
             nextSeq += 1
             stats.frameCaptured()
             if mailbox.put(frame) != nil { stats.frameDropped(.superseded) }

@@ -11,9 +11,12 @@ public struct Frame: Sendable {
     public let capturedNanos: UInt64
     public let image: ImageBuffer
     public let groundTruth: [GroundTruthBox]
+    /// The picture as the source encoded it, when it can be passed on.
+    public let sourceUnit: SourceUnit?
 
     public init(seq: UInt64, capturedAt: Double, capturedNanos: UInt64, image: ImageBuffer,
-                groundTruth: [GroundTruthBox] = []) {
+                groundTruth: [GroundTruthBox] = [], sourceUnit: SourceUnit? = nil) {
+        self.sourceUnit = sourceUnit
         self.seq = seq
         self.capturedAt = capturedAt
         self.capturedNanos = capturedNanos

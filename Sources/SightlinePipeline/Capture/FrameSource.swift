@@ -34,9 +34,12 @@ public struct GroundTruthBox: Sendable, Equatable, Codable {
 public struct CapturedImage: Sendable {
     public var image: ImageBuffer
     public var groundTruth: [GroundTruthBox]
-    public init(image: ImageBuffer, groundTruth: [GroundTruthBox] = []) {
+    /// The picture as the source encoded it, when it can be passed on (see `SourceUnit`).
+    public var sourceUnit: SourceUnit?
+    public init(image: ImageBuffer, groundTruth: [GroundTruthBox] = [], sourceUnit: SourceUnit? = nil) {
         self.image = image
         self.groundTruth = groundTruth
+        self.sourceUnit = sourceUnit
     }
 }
 

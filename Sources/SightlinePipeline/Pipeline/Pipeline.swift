@@ -127,6 +127,6 @@ public final class Pipeline: @unchecked Sendable {
         return ProcessedFrame(seq: frame.seq, capturedAt: frame.capturedAt, capturedNanos: frame.capturedNanos,
                               width: frame.image.width, height: frame.image.height, jpeg: jpeg,
                               image: frame.image, detections: context.detections, groundTruth: frame.groundTruth,
-                              stageSeconds: context.stageSeconds)
+                              stageSeconds: context.stageSeconds, sourceUnit: frame.sourceUnit)
     }
 }

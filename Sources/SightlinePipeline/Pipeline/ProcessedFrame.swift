@@ -25,10 +25,13 @@ public struct ProcessedFrame: Sendable {
     public let groundTruth: [GroundTruthBox]
     /// Seconds each named stage took on this frame.
     public let stageSeconds: [StageName: Double]
+    /// The picture as the source encoded it, when it can be passed on.
+    public let sourceUnit: SourceUnit?
 
     public init(seq: UInt64, capturedAt: Double, capturedNanos: UInt64, width: Int, height: Int, jpeg: Data,
                 image: ImageBuffer? = nil, detections: [Detection], groundTruth: [GroundTruthBox] = [],
-                stageSeconds: [StageName: Double] = [:]) {
+                stageSeconds: [StageName: Double] = [:], sourceUnit: SourceUnit? = nil) {
+        self.sourceUnit = sourceUnit
         self.seq = seq
         self.capturedAt = capturedAt
         self.capturedNanos = capturedNanos
