@@ -46,6 +46,7 @@ export class H264Player {
     this.gate = new KeyframeGate();
     this.metas = new SeqMetaMap(MAX_FRAMES_IN_DECODER);
     this.lastFedSeq = -Infinity;
+    this.catchUpThrough = -Infinity; // frames up to this seq come in a burst (a joiner's catch-up): never dropped for the queue
     this.stats = {
       chunks: 0, // access units offered
       keyframes: 0, // keyframes offered
@@ -86,7 +87,7 @@ export class H264Player {
       if (!key) this.stats.heldForKeyframe += 1;
       return false;
     }
-    if (!key && !this.gate.waiting && this.decoder && this.decoder.decodeQueueSize >= this.maxQueue) {
+    if (!key && !this.gate.waiting && this.decoder && this.decoder.decodeQueueSize >= this.maxQueue && seq > this.catchUpThrough) {
       this.stats.queueDrops += 1;
       this.gate.wait('queue');
       return false;
@@ -123,6 +124,15 @@ export class H264Player {
     return true;
   }
 
+  /**
+   * The frames up to `seq` come at once: the server started this stream at a camera's keyframe
+   * seconds back (it cannot ask the camera for one), and sends what followed it so the decoder
+   * catches up. They are decoded however long the queue grows, and shown as they come out.
+   */
+  catchUp(seq) {
+    this.catchUpThrough = seq;
+  }
+
   /** A frame was lost before the decoder (unpaired, wrong length, skipped): its successors need a keyframe. */
   gap(reason = 'lost') {
     this.gate.wait(reason);
@@ -134,6 +144,7 @@ export class H264Player {
     this.metas.clear();
     this.gate.restart();
     this.lastFedSeq = -Infinity;
+    this.catchUpThrough = -Infinity;
   }
 
   close() {

@@ -206,7 +206,7 @@ export class FrameStream {
     this.lastMessageAt = performance.now();
     if (typeof data === 'string') {
       this.meter.add(utf8Length(data), this.lastMessageAt);
-      this.pairer.text(data);
+      if (!this.pairer.text(data)) this.#notice(data);
       this.stats.unpaired = this.pairer.stats.unpaired;
       return;
     }
@@ -233,13 +233,31 @@ export class FrameStream {
     this.#decodeNext();
   }
 
-  #decodeH264(meta, data) {
+  /** A text message that is no frame: a catch-up notice (DESIGN.md: a joiner on a camera's own H.264
+   * gets the units since its newest keyframe at once, so its decoder catches up). */
+  #notice(text) {
+    let notice;
+    try {
+      notice = JSON.parse(text);
+    } catch {
+      return;
+    }
+    if (notice?.type !== 'catchUp' || !Number.isFinite(notice.through)) return;
+    this.#ensurePlayer();
+    this.player.catchUp(notice.through);
+  }
+
+  #ensurePlayer() {
     if (!this.player) {
       this.player = new H264Player({
         onFrame: (frame) => this.#deliver(frame),
         onUnsupported: (error, codec) => this.onUnsupported(error, codec),
       });
     }
+  }
+
+  #decodeH264(meta, data) {
+    this.#ensurePlayer();
     if (globalThis.document?.hidden) {
       // Nobody can see it: don't decode. Deltas need their predecessors, so
       // decoding resumes at the first keyframe after the page is shown again.

@@ -291,6 +291,7 @@ void sl_av_decoder_close(sl_av_decoder *dec) {
 
 // --- muxer (publishing to a relay) -------------------------------------------
 
+#include <libavcodec/bsf.h>
 #include <libavformat/avformat.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -479,6 +480,9 @@ done:
 
 // --- reader (video files and stream URLs) ------------------------------------
 
+// Packets waiting for their pictures: a frame-threaded decoder holds one a thread.
+#define UNITS_WAITING 32
+
 struct sl_av_reader {
     AVFormatContext *fmt;
     AVCodecContext *ctx;
@@ -490,6 +494,15 @@ struct sl_av_reader {
     bgr_picture bgr;              // the last picture
     int timeout_ms;
     int64_t deadline_ns;          // the blocking call under way gives up after this
+    // Kept units (sl_av_reader_keep_units): the packets sent to the decoder
+    // whose pictures have not come out yet, oldest first.
+    int keep;                     // 0 off, 1 H.264, 2 MJPEG
+    AVBSFContext *bsf;            // H.264: to Annex B
+    AVPacket *sent[UNITS_WAITING];
+    int sent_count;
+    AVPacket *unit;               // the unit handed out with the last picture
+    int lost;                     // a unit gave no picture since the last one handed out
+    int reorders;
 };
 
 static int reader_interrupt(void *opaque) {
@@ -597,10 +610,124 @@ failed:
     return NULL;
 }
 
+int sl_av_reader_keep_units(sl_av_reader *r, sl_av_error *err) {
+    clear(err);
+    AVStream *stream = r->fmt->streams[r->video];
+    enum AVCodecID id = stream->codecpar->codec_id;
+    if (id == AV_CODEC_ID_MJPEG) {
+        r->keep = 2;
+    } else if (id == AV_CODEC_ID_H264) {
+        const AVBitStreamFilter *filter = av_bsf_get_by_name("h264_mp4toannexb");
+        if (!filter) return fail(err, -1, "libavcodec has no h264_mp4toannexb filter");
+        int status = av_bsf_alloc(filter, &r->bsf);
+        if (status < 0) return fail(err, status, "allocating the Annex B filter");
+        if ((status = avcodec_parameters_copy(r->bsf->par_in, stream->codecpar)) < 0 ||
+            (status = av_bsf_init(r->bsf)) < 0) {
+            av_bsf_free(&r->bsf);
+            return fail(err, status, "opening the Annex B filter");
+        }
+        r->keep = 1;
+    } else {
+        return 0;
+    }
+    if (!r->unit && !(r->unit = av_packet_alloc())) {
+        av_bsf_free(&r->bsf);
+        r->keep = 0;
+        return fail(err, AVERROR(ENOMEM), "unit");
+    }
+    return r->keep;
+}
+
+void sl_av_reader_parameter_sets(sl_av_reader *r, const uint8_t **data, size_t *size) {
+    *data = NULL;
+    *size = 0;
+    if (r->keep == 1 && r->bsf && r->bsf->par_out->extradata_size > 0) {
+        *data = r->bsf->par_out->extradata;
+        *size = (size_t)r->bsf->par_out->extradata_size;
+    }
+}
+
+int sl_av_reader_reorders(sl_av_reader *r) { return r->reorders; }
+
+static void drop_sent(sl_av_reader *r) {
+    for (int i = 0; i < r->sent_count; i++) av_packet_free(&r->sent[i]);
+    r->sent_count = 0;
+}
+
+// Keeps a reference to a packet sent to the decoder; the oldest goes (and
+// counts as lost) when too many wait.
+static int keep_sent(sl_av_reader *r, const AVPacket *packet) {
+    if (r->sent_count == UNITS_WAITING) {
+        av_packet_free(&r->sent[0]);
+        memmove(r->sent, r->sent + 1, sizeof r->sent[0] * (UNITS_WAITING - 1));
+        r->sent_count -= 1;
+        r->lost = 1;
+    }
+    AVPacket *copy = av_packet_clone(packet);
+    if (!copy) return AVERROR(ENOMEM);
+    r->sent[r->sent_count++] = copy;
+    return 0;
+}
+
+// The waiting packet the picture in r->frame came from, into r->unit (H.264
+// through the Annex B filter); *unit empty when there is none. Packets
+// before it gave no picture: lost. A picture that matches none (its packet
+// came later: B-frames) marks the stream as reordering.
+static int match_unit(sl_av_reader *r, sl_av_unit *unit, sl_av_error *err) {
+    av_packet_unref(r->unit);
+    if (r->ctx->has_b_frames > 0) r->reorders = 1;
+    int64_t pts = r->frame->pts;
+    int found = -1;
+    for (int i = 0; i < r->sent_count; i++) {
+        int64_t sent = r->sent[i]->pts;
+        if (pts == AV_NOPTS_VALUE || sent == AV_NOPTS_VALUE || sent == pts) { found = i; break; }
+    }
+    if (found < 0) {
+        if (r->sent_count > 0) r->reorders = 1;
+        return 0;
+    }
+    if (found > 0) r->lost = 1;
+    for (int i = 0; i < found; i++) av_packet_free(&r->sent[i]);
+    AVPacket *packet = r->sent[found];
+    memmove(r->sent, r->sent + found + 1, sizeof r->sent[0] * (size_t)(r->sent_count - found - 1));
+    r->sent_count -= found + 1;
+    if (r->reorders) {
+        av_packet_free(&packet);
+        return 0;
+    }
+    int status;
+    if (r->keep == 1) {
+        // h264_mp4toannexb gives one packet for each it takes.
+        status = av_bsf_send_packet(r->bsf, packet);
+        av_packet_free(&packet);
+        if (status < 0) return fail(err, status, "converting a unit to Annex B");
+        if ((status = av_bsf_receive_packet(r->bsf, r->unit)) < 0) {
+            if (status == AVERROR(EAGAIN)) { r->lost = 1; return 0; }
+            return fail(err, status, "converting a unit to Annex B");
+        }
+    } else {
+        av_packet_move_ref(r->unit, packet);
+        av_packet_free(&packet);
+    }
+    if (unit && r->unit->size > 0) {
+        unit->data = r->unit->data;
+        unit->size = (size_t)r->unit->size;
+        unit->is_key = (r->unit->flags & AV_PKT_FLAG_KEY) != 0;
+        unit->lost = r->lost;
+        r->lost = 0;
+    }
+    return 0;
+}
+
 int sl_av_reader_read(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_error *err) {
+    return sl_av_reader_read_unit(r, got, out, NULL, err);
+}
+
+int sl_av_reader_read_unit(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_unit *unit, sl_av_error *err) {
     clear(err);
     *got = 0;
     memset(out, 0, sizeof *out);
+    if (unit) memset(unit, 0, sizeof *unit);
     if (r->ended) return 0;
     // Packets the decoder refuses as broken are skipped (a damaged stretch of
     // a file, a lost piece of a stream) unless nothing else comes.
@@ -612,6 +739,7 @@ int sl_av_reader_read(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_error
             // The flags OpenCV's reader used; at the same size libswscale takes
             // its fast unscaled converters whatever the filter.
             status = bgr_convert(&r->bgr, r->frame, SWS_BICUBIC, out, err);
+            if (status == 0 && r->keep) status = match_unit(r, unit, err);
             av_frame_unref(r->frame);
             if (status < 0) return status;
             *got = 1;
@@ -641,6 +769,10 @@ int sl_av_reader_read(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_error
         }
         if (status < 0) return reader_fail(r, err, status, "reading the input");
         if (r->packet->stream_index == r->video) {
+            if (r->keep && (status = keep_sent(r, r->packet)) < 0) {
+                av_packet_unref(r->packet);
+                return fail(err, status, "keeping a unit");
+            }
             status = avcodec_send_packet(r->ctx, r->packet);
             // EAGAIN cannot happen: every picture was received before this send.
             if (status < 0 && (status != AVERROR_INVALIDDATA || ++refused > 100)) {
@@ -667,6 +799,8 @@ int sl_av_reader_rewind(sl_av_reader *r, sl_av_error *err) {
         status = av_seek_frame(r->fmt, r->video, start, AVSEEK_FLAG_BACKWARD);
     if (status < 0) return reader_fail(r, err, status, "seeking to the start");
     avcodec_flush_buffers(r->ctx);
+    drop_sent(r);
+    if (r->bsf) av_bsf_flush(r->bsf);
     r->draining = 0;
     r->ended = 0;
     return 0;
@@ -678,6 +812,9 @@ void sl_av_reader_close(sl_av_reader *r) {
     avcodec_free_context(&r->ctx);
     av_frame_free(&r->frame);
     av_packet_free(&r->packet);
+    drop_sent(r);
+    av_packet_free(&r->unit);
+    av_bsf_free(&r->bsf);
     bgr_free(&r->bgr);
     free(r);
 }

@@ -160,6 +160,37 @@ sl_av_reader *sl_av_reader_open(const char *url, int timeout_ms, int threads, in
 // held. A timeout is AVERROR(ETIMEDOUT). Returns 0 or the error code.
 int sl_av_reader_read(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_error *err);
 
+// --- the source's own encoding, beside each picture ---
+
+// The compressed frame a picture was decoded from; owned by the reader,
+// valid until its next read, rewind or close.
+typedef struct sl_av_unit {
+    const uint8_t *data; // NULL when this picture has no unit to pass on (see `lost`, `reordered`)
+    size_t size;
+    int is_key;          // the container or parser called it a keyframe
+    int lost;            // units before this one gave no picture (the decoder refused them, or too many waited)
+} sl_av_unit;
+
+// Asks the reader to keep, for every picture, the packet it was decoded
+// from: H.264 in Annex B (libavcodec's h264_mp4toannexb filter turns an
+// MP4's or Matroska's length-prefixed units into start codes, and puts the
+// SPS and PPS before keyframes), MJPEG as the JPEG it is. Call it before
+// the first read. Returns 1 for H.264, 2 for MJPEG, 0 for a codec whose
+// packets are not kept (any other), or a negative error code.
+int sl_av_reader_keep_units(sl_av_reader *r, sl_av_error *err);
+
+// The stream's SPS and PPS in Annex B as the container gave them (H.264,
+// after sl_av_reader_keep_units; size 0 when it gave none: they come in band).
+void sl_av_reader_parameter_sets(sl_av_reader *r, const uint8_t **data, size_t *size);
+
+// Whether the stream reorders pictures (B-frames): a picture then does not
+// come from the packet just decoded, so no unit can be given beside it.
+int sl_av_reader_reorders(sl_av_reader *r);
+
+// Like sl_av_reader_read, and fills *unit with the packet the picture came
+// from when the reader keeps units (else data is NULL).
+int sl_av_reader_read_unit(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_unit *unit, sl_av_error *err);
+
 // Seeks back to the start and empties the decoder, so the next read gives
 // the first picture again. 0, or the error when the input cannot seek (then
 // close it and open it again).

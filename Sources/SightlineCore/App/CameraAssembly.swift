@@ -34,12 +34,15 @@ public struct CameraAssembly {
         factory.cameraFPS = settings.cameraFPS
         factory.demoTemplatePath = ResourceLocator.locate(settings.demoTemplate)
         factory.demoFacePath = ResourceLocator.locate("config/demo-face.jpg")
+        factory.passOn = settings.video.passThrough
         return factory
     }
 
     /// The whole graph, counting into `stats`, its pipeline feeding `sinks` in this order.
     /// `sharing`: the detection thread and models every camera of a server shares (nil: this camera's own).
-    public func build(stats: PipelineStats = PipelineStats(), sinks: [FrameSink], sharing: FaceSharing? = nil) throws -> CameraGraph {
+    /// `relay`: where the source's own H.264 goes (the H.264 sink's), told every frame's fate.
+    public func build(stats: PipelineStats = PipelineStats(), sinks: [FrameSink], sharing: FaceSharing? = nil,
+                      relay: SourceVideoRelay? = nil) throws -> CameraGraph {
         try FileManager.default.createDirectory(atPath: settings.dataDir, withIntermediateDirectories: true)
         let factory = sourceFactory
         let (source, resolved) = try factory.make(SourceSpec.parse(settings.source))
@@ -47,7 +50,8 @@ public struct CameraAssembly {
         let (library, uploaded) = try loadTemplates(store: store, demo: resolved, factory: factory)
 
         let mailbox = FrameMailbox()
-        let capture = CaptureLoop(source: source, spec: settings.source, mailbox: mailbox, stats: stats, logger: logger)
+        let capture = CaptureLoop(source: source, spec: settings.source, mailbox: mailbox, stats: stats, logger: logger,
+                                  relay: relay)
         let faces = try makeFaces(stats: stats, sinks: sinks, sharing: sharing)
         let detection: [PipelineStage] = (faces.map { [$0.stage] } ?? [])
             + [TemplateStage(matcher: TemplateMatcher(options: settings.matcherOptions), library: library)]
@@ -58,7 +62,7 @@ public struct CameraAssembly {
                                 stages: [ConvertStage(analysisSize: AnalysisSize(longSide: settings.analysisSize)),
                                          ConcurrentStages(detection)],
                                 encoder: try JPEGEncoder(quality: settings.jpegQuality), sinks: sinks,
-                                options: options, logger: logger,
+                                options: options, logger: logger, relay: relay,
                                 budgetSeconds: { 1.0 / (capture.status.format?.fps ?? 30) })
         return CameraGraph(settings: settings, stats: stats, capture: capture, pipeline: pipeline, sinks: sinks,
                            templates: library, templateStore: store, uploadedTemplateNames: uploaded,

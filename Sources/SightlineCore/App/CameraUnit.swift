@@ -71,7 +71,7 @@ public final class CameraUnit: Sendable {
             : nil
         let watchdog = WatchdogSink()
         graph = try assembly.build(stats: stats, sinks: [stream] + (h264.map { [$0] } ?? []) + [watchdog]
-                                        + (events.map { [$0.sink] } ?? []), sharing: sharing)
+                                        + (events.map { [$0.sink] } ?? []), sharing: sharing, relay: h264?.relay)
         let capture = graph.capture
         sourceRate.setAction { capture.status.format?.fps ?? settings.cameraFPS }
         self.stream = stream

@@ -259,6 +259,7 @@ public struct ServeSettings: Sendable {
             if let v = video.lowMaxFps { self.video.lowMaxFPS = v }
             if let v = video.lowKbps { self.video.lowBitrateKbps = v }
             if let v = video.maxLagSeconds { self.video.maxLagSeconds = v }
+            if let v = video.passThrough { self.video.passThrough = v }
         }
         if let v = config.server?.opencvThreads { opencvThreads = v }
         if let v = config.templates?.threshold { templateThreshold = v }

@@ -143,6 +143,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var lowMaxFps: Double?
         public var lowKbps: Int?
         public var maxLagSeconds: Double?
+        public var passThrough: Bool?
     }
 
     /// One camera of `cameras:`: what it overrides of the top level's
@@ -201,7 +202,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
              "logLevel", "camera", "events", "mqtt", "video", "publish", "record", "cameras", "media"],
         "record": ["enabled", "segmentSeconds", "maxAgeHours", "maxGigabytes"],
         "video": ["h264", "preset", "crf", "bitrateKbps", "keyframeSeconds", "threads", "x264Params", "low", "lowScale", "lowMaxFps",
-                  "lowKbps", "maxLagSeconds"],
+                  "lowKbps", "maxLagSeconds", "passThrough"],
         "events": ["enabled", "minSeconds", "endAfterSeconds", "updateSeconds", "minUpdateSeconds", "maxEvents",
                    "maxAgeDays", "maxMegabytes", "clips", "preCaptureSeconds", "postCaptureSeconds", "maxClipSeconds"],
         "mqtt": ["host", "port", "username", "password", "caFile", "certFile", "keyFile", "clientId", "topicPrefix",

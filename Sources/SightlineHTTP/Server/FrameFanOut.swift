@@ -233,12 +233,17 @@ final class FrameFanOut {
             guard ResponseWriter.write(wsi, unit.json, LWS_WRITE_TEXT) else { return -1 }
             lws_callback_on_writable(wsi)
             return 0
+        case .notice(let text):
+            guard ResponseWriter.write(wsi, text, LWS_WRITE_TEXT) else { return -1 }
+            lws_callback_on_writable(wsi)
+            return 0
         case .accessUnit(let unit):
             guard ResponseWriter.write(wsi, unit.data, LWS_WRITE_BINARY) else { return -1 }
             let sent = MonotonicClock.nanos()
             stats.stage(.send, seconds: Double(sent - now) / 1e9)
+            // A joiner's catch-up units are seconds old by design: their age is not the stream's latency.
             stats.frameSent(seq: unit.seq, bytes: unit.json.count + unit.data.count,
-                            latencySeconds: Double(sent &- unit.capturedNanos) / 1e9)
+                            latencySeconds: viewer.isCatchingUp(unit.index) ? nil : Double(sent &- unit.capturedNanos) / 1e9)
             videoStats?.viewerSent(id: connection.id, bytes: unit.json.count + unit.data.count)
             if viewer.hasWork(feed) { lws_callback_on_writable(wsi) }
             return 0

@@ -21,6 +21,8 @@ public final class CaptureLoop: @unchecked Sendable {
     private let logger: Logger
     private let backoffScale: Double
     private let clock: any SightlineClock
+    /// Told of every session and frame, so the source's own H.264 goes out whole.
+    private let relay: SourceVideoRelay?
 
     private var source: FrameSource          // capture thread
     private var spec: String                 // capture thread
@@ -39,7 +41,9 @@ public final class CaptureLoop: @unchecked Sendable {
     /// `backoffScale` shortens the retry delays; `clock` paces the frames,
     /// times them and times the retries (tests drive a `ManualClock`).
     public init(source: FrameSource, spec: String, mailbox: FrameMailbox, stats: PipelineStats,
-                logger: Logger, backoffScale: Double = 1.0, clock: any SightlineClock = .real) {
+                logger: Logger, backoffScale: Double = 1.0, clock: any SightlineClock = .real,
+                relay: SourceVideoRelay? = nil) {
+        self.relay = relay
         self.source = source
         self.spec = spec
         self.mailbox = mailbox
@@ -114,6 +118,7 @@ public final class CaptureLoop: @unchecked Sendable {
                 let format = try source.open()
                 logger.info("source open", metadata: ["source": "\(SourceSpec.logForm(spec))", "format": "\(format)"])
                 setStatus(SourceStatus(spec: spec, name: source.name, state: .live, format: format))
+                relay?.sessionStarted(format)
                 backoff = Self.initialBackoff
                 try stream(format: format)
             } catch {
@@ -156,7 +161,12 @@ public final class CaptureLoop: @unchecked Sendable {
                               groundTruth: captured.groundTruth, sourceUnit: captured.sourceUnit)
             nextSeq += 1
             stats.frameCaptured()
-            if mailbox.put(frame) != nil { stats.frameDropped(.superseded) }
+            // The relay holds the frame's unit before the pipeline can decide its fate.
+            relay?.captured(frame)
+            if let superseded = mailbox.put(frame) {
+                stats.frameDropped(.superseded)
+                relay?.skipped(seq: superseded.seq)
+            }
         }
     }
 

@@ -8,15 +8,21 @@ public struct SourceFormat: Sendable, Equatable, CustomStringConvertible {
     public var fps: Double
     /// How the pixels arrived (for example "YUYV", "MJPG", "ffmpeg", "synthetic").
     public var pixelFormat: String
+    /// The encoding its frames carry to pass on (`SourceUnit`), nil when
+    /// they carry none and whatever is sent is encoded here.
+    public var passedOn: SourceUnit.Codec?
 
-    public init(width: Int, height: Int, fps: Double, pixelFormat: String) {
+    public init(width: Int, height: Int, fps: Double, pixelFormat: String, passedOn: SourceUnit.Codec? = nil) {
         self.width = width
         self.height = height
         self.fps = fps
         self.pixelFormat = pixelFormat
+        self.passedOn = passedOn
     }
 
-    public var description: String { "\(width)x\(height) @ \(fps) fps (\(pixelFormat))" }
+    public var description: String {
+        "\(width)x\(height) @ \(fps) fps (\(pixelFormat)\(passedOn.map { ", \($0.rawValue) passed on" } ?? ""))"
+    }
 }
 
 /// A box the source knows to be true (the demo's template), in pixels.

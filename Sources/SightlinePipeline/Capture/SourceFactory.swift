@@ -13,6 +13,8 @@ public struct SourceFactory: Sendable {
     public static let demoLabel = "demo"
     /// Frame rate for still images shown as a stream.
     public var stillFPS = 15.0
+    /// Files and streams hand their own H.264 or MJPEG on (`video.passThrough`).
+    public var passOn = true
 
     public init() {}
 
@@ -35,9 +37,9 @@ public struct SourceFactory: Sendable {
             if StillImageSource.imageExtensions.contains(ext) {
                 return (StillImageSource(path: path, fps: fps ?? stillFPS, pace: pace), spec)
             }
-            return (VideoCaptureSource(uri: path, kind: .file(pace: pace), fpsOverride: fps), spec)
+            return (VideoCaptureSource(uri: path, kind: .file(pace: pace), fpsOverride: fps, passOn: passOn), spec)
         case .stream(let url):
-            return (VideoCaptureSource(uri: url, kind: .stream), spec)
+            return (VideoCaptureSource(uri: url, kind: .stream, passOn: passOn), spec)
         }
     }
 

@@ -34,15 +34,24 @@ public final class VideoCaptureSource: FrameSource {
         }
     }
 
+    /// Hand the stream's own H.264 access units or MJPEG JPEGs on beside the pictures.
+    public let passOn: Bool
     private var reader: VideoReader?
     /// The picture open() decoded to learn the size, given as the first frame.
-    private var pending: ImageBuffer?
+    private var pending: CapturedImage?
+    /// What this session passes on (see `SourceFormat.passedOn`).
+    private var passedOn: SourceUnit.Codec?
+    private var h264Units = H264UnitFilter()
+    /// The stream turned out to reorder pictures (B-frames): from the next
+    /// open on, nothing is passed on and viewers get pictures encoded here.
+    private var reorders = false
     private var fps = 0.0
     /// Frames in the file as its container reports them (nil for streams,
     /// or when it does not say); known once opened.
     public private(set) var frameCount: Int?
 
-    public init(uri: String, kind: Kind, fpsOverride: Double? = nil) {
+    public init(uri: String, kind: Kind, fpsOverride: Double? = nil, passOn: Bool = true) {
+        self.passOn = passOn
         self.uri = uri
         self.kind = kind
         self.fpsOverride = fpsOverride
@@ -58,7 +67,8 @@ public final class VideoCaptureSource: FrameSource {
     private func makeReader() throws -> VideoReader {
         // A path goes to libavformat as a file: URL, so a colon in it is not
         // taken for a protocol.
-        try VideoReader(url: isFile ? "file:" + uri : uri, live: !isFile, timeout: Self.timeout)
+        try VideoReader(url: isFile ? "file:" + uri : uri, live: !isFile, timeout: Self.timeout,
+                        keepUnits: passOn && !reorders)
     }
 
     public func open() throws -> SourceFormat {
@@ -78,63 +88,90 @@ public final class VideoCaptureSource: FrameSource {
         frameCount = isFile ? opened.info.frameCount : nil
         // Decode the first picture to learn the size; it is the first frame
         // given, so none is lost and nothing needs rewinding.
-        let first: ImageBuffer?
+        h264Units = H264UnitFilter(parameterSets: opened.unitCodec == .h264 ? opened.parameterSets : Data())
+        passedOn = opened.reorders ? nil : opened.unitCodec
+        let first: CapturedImage
         do {
-            first = try opened.read()
+            first = try read()
+        } catch SourceError.endOfStream {
+            close()
+            throw SourceError.cannotOpen("\(uri): no picture could be decoded")
         } catch {
             close()
             throw SourceError.cannotOpen("\(uri): \(error)")
         }
-        guard let first else {
-            close()
-            throw SourceError.cannotOpen("\(uri): no picture could be decoded")
-        }
         pending = first
-        return SourceFormat(width: first.width, height: first.height, fps: fps, pixelFormat: opened.info.codec)
+        return SourceFormat(width: first.image.width, height: first.image.height, fps: fps,
+                            pixelFormat: opened.info.codec, passedOn: passedOn)
     }
 
     public func close() {
         reader = nil
         pending = nil
+        passedOn = nil
     }
 
     public func nextImage() throws -> CapturedImage {
         if let first = pending {
             pending = nil
-            return CapturedImage(image: first)
+            return first
         }
         do {
-            return CapturedImage(image: try read())
+            return try read()
         } catch SourceError.endOfStream {
             guard isFile else { throw SourceError.endOfStream }
             try rewind()
-            return CapturedImage(image: try read())
+            return try read()
         }
     }
 
-    private func read() throws -> ImageBuffer {
+    private func read() throws -> CapturedImage {
         guard let reader else { throw SourceError.cannotOpen("not open") }
-        let image: ImageBuffer?
+        let picture: VideoReader.Picture?
         do {
-            image = try reader.read()
+            picture = try reader.readPicture()
         } catch let error as AVError where error.code == AVError.timedOut {
             throw SourceError.timeout("\(error)")
         } catch {
             throw SourceError.vanished("\(error)")
         }
-        guard let image else { throw SourceError.endOfStream }
-        return image
+        guard let picture else { throw SourceError.endOfStream }
+        return CapturedImage(image: picture.image, sourceUnit: try unit(of: picture, reader: reader))
+    }
+
+    /// The unit to pass on beside `picture`, when this session passes one on.
+    private func unit(of picture: VideoReader.Picture, reader: VideoReader) throws -> SourceUnit? {
+        guard let passedOn else { return nil }
+        if passedOn == .h264, reader.reorders {
+            // Found only now (the stream did not say at its start): the
+            // units already out cannot go on, so start again without them.
+            reorders = true
+            throw SourceError.vanished("the stream reorders pictures (B-frames), so its own H.264 cannot be "
+                                       + "passed on; reopening to encode it here")
+        }
+        guard let data = picture.unit else {
+            if passedOn == .h264 { h264Units.restart() }
+            return nil
+        }
+        switch passedOn {
+        case .h264: return h264Units.unit(from: data, lostBefore: picture.lostBefore)
+        case .mjpeg: return MJPEGUnitFilter.unit(from: data)
+        }
     }
 
     private func rewind() throws {
         guard let reader else { return }
         do {
             try reader.rewind()
+            h264Units.restart()
         } catch {
             // Some inputs cannot seek (a raw H.264 stream): open it again instead.
             self.reader = nil
             do {
-                self.reader = try makeReader()
+                let reopened = try makeReader()
+                self.reader = reopened
+                h264Units = H264UnitFilter(parameterSets: reopened.unitCodec == .h264 ? reopened.parameterSets : Data())
+                if reopened.unitCodec != passedOn { passedOn = nil }
             } catch {
                 throw SourceError.cannotOpen("\(uri): \(error)")
             }

@@ -163,10 +163,11 @@ public final class PipelineStats: Sendable {
 
     /// A frame went out to a client. The first client to send a seq counts
     /// it as sent for the fps figure; every send adds its bytes and latency.
-    public func frameSent(seq: UInt64, bytes: Int, latencySeconds: Double) {
+    /// `latencySeconds` nil: a unit whose age is not the stream's latency (a joiner's catch-up).
+    public func frameSent(seq: UInt64, bytes: Int, latencySeconds: Double?) {
         state.withLock { state in
             state.data.bytesSent += UInt64(bytes)
-            state.data.captureToSend.record(seconds: latencySeconds)
+            if let latencySeconds { state.data.captureToSend.record(seconds: latencySeconds) }
             if seq > state.lastSentSeq {
                 state.lastSentSeq = seq
                 state.data.sent += 1

@@ -49,6 +49,10 @@ public final class VideoStats: Sendable {
         var scheduledKeyframes: UInt64 = 0
         var requestedKeyframes: UInt64 = 0
         var failures: UInt64 = 0
+        /// Access units the source encoded, passed on as they came (not encoded here).
+        var passedOn: UInt64 = 0
+        /// Of those, units of frames the pipeline did not analyse (their boxes are another frame's).
+        var passedOnUnanalysed: UInt64 = 0
     }
 
     private struct State {
@@ -83,6 +87,20 @@ public final class VideoStats: Sendable {
     }
 
     /// H.264 sink: a frame could not be encoded.
+    /// Source relay: one of the source's own access units passed on (with its SEI).
+    public func passedOn(_ rendition: VideoRendition, bytes: Int, keyframe: Bool, analysed: Bool) {
+        state.withLock { state in
+            var lane = state.lanes[rendition]!
+            lane.frames += 1
+            lane.bytes += UInt64(bytes)
+            lane.recentBytes.add(bytes)
+            lane.passedOn += 1
+            if !analysed { lane.passedOnUnanalysed += 1 }
+            if keyframe { lane.scheduledKeyframes += 1 }
+            state.lanes[rendition] = lane
+        }
+    }
+
     public func encodeFailed(_ rendition: VideoRendition) {
         state.withLock { $0.lanes[rendition]!.failures += 1 }
     }
@@ -138,6 +156,11 @@ public final class VideoStats: Sendable {
             public var encodeMs: Percentiles
             public var keyframes: Keyframes
             public var encodeFailures: UInt64
+            /// Its units are the source's own, passed on (nothing is encoded for it).
+            public var passedOn: Bool
+            /// Units passed on as the source encoded them, and of those, units of frames not analysed.
+            public var passedOnUnits: UInt64
+            public var passedOnUnanalysed: UInt64
         }
         public var viewers: Viewers
         /// The main rendition's encode time per frame.
@@ -161,12 +184,14 @@ public final class VideoStats: Sendable {
                 let lane = state.lanes[name]!
                 let shape = shapes.first { $0.rendition == name }
                 return Snapshot.Rendition(name: name, width: shape?.width, height: shape?.height,
-                                          encoding: shape?.width != nil, viewers: shape?.viewers ?? 0,
+                                          encoding: shape?.width != nil && shape?.passedOn != true, viewers: shape?.viewers ?? 0,
                                           frames: lane.frames, bytes: lane.bytes,
                                           bytesPerFrame: lane.recentBytes.mean?.rounded(toPlaces: 1),
                                           encodeMs: Percentiles(lane.encode),
                                           keyframes: .init(scheduled: lane.scheduledKeyframes, requested: lane.requestedKeyframes),
-                                          encodeFailures: lane.failures)
+                                          encodeFailures: lane.failures,
+                                          passedOn: shape?.passedOn ?? false, passedOnUnits: lane.passedOn,
+                                          passedOnUnanalysed: lane.passedOnUnanalysed)
             }
             let h264 = state.viewers.count
             return Snapshot(viewers: .init(jpeg: max(0, webSocketClients - h264), h264: h264),

@@ -38,6 +38,8 @@ public final class Pipeline: @unchecked Sendable {
     private let options: Options
     private let logger: Logger
     private let clock: any SightlineClock
+    /// Told the fate of every frame taken (analysed or not), for the source's own H.264.
+    private let relay: SourceVideoRelay?
 
     private var averageProcessing = 0.0       // pipeline thread
     private let control = Locked((started: false, stopRequested: false))
@@ -45,7 +47,8 @@ public final class Pipeline: @unchecked Sendable {
 
     public init(mailbox: FrameMailbox, stats: PipelineStats, stages: [PipelineStage], encoder: JPEGEncoder,
                 sinks: [FrameSink], options: Options = Options(), logger: Logger, clock: any SightlineClock = .real,
-                budgetSeconds: @escaping @Sendable () -> Double) {
+                relay: SourceVideoRelay? = nil, budgetSeconds: @escaping @Sendable () -> Double) {
+        self.relay = relay
         self.mailbox = mailbox
         self.stats = stats
         self.stages = stages
@@ -94,6 +97,7 @@ public final class Pipeline: @unchecked Sendable {
             let age = Double(clock.nanos() &- frame.capturedNanos) / 1e9
             if age + averageProcessing > options.maxAgeBudgets * budgetSeconds() {
                 stats.frameDropped(.late)
+                relay?.skipped(seq: frame.seq)
                 return
             }
         }
@@ -101,9 +105,11 @@ public final class Pipeline: @unchecked Sendable {
         do {
             let processed = try process(frame)
             stats.frameProcessed()
+            relay?.analysed(processed)
             for sink in sinks { sink.deliver(processed) }
         } catch {
             stats.frameDropped(.error)
+            relay?.skipped(seq: frame.seq)
             logger.error("frame failed", metadata: ["seq": "\(frame.seq)", "error": "\(error)"])
         }
         let spent = Double(clock.nanos() - start) / 1e9

@@ -16,6 +16,8 @@ public final class H264Sink: FrameSink {
     public let name = "h264"
     public let feed: VideoFeed
     public let stats: VideoStats
+    /// Passes a source's own H.264 to the main rendition (the capture loop and pipeline tell it each frame's fate).
+    public let relay: SourceVideoRelay
     private let inner: ThreadedSink
     private let wake = LockedCallback<Void, Void>()
     private let encoding = EncodingFlag()
@@ -30,8 +32,10 @@ public final class H264Sink: FrameSink {
         self.feed = feed
         self.stats = stats
         self.relaysUp = relaysUp
+        let wake = self.wake
+        relay = SourceVideoRelay(feed: feed, stats: stats) { wake() }
         inner = ThreadedSink(name: "h264", consumer: H264FeedEncoder(feed: feed, stats: stats, settings: settings,
-                                                                     sourceFPS: sourceFPS, wake: wake,
+                                                                     sourceFPS: sourceFPS, wake: wake, relay: relay,
                                                                      encoding: encoding, logger: logger))
     }
 

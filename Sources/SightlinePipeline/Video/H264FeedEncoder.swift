@@ -37,10 +37,14 @@ final class H264FeedEncoder: FrameConsumer {
     private let clock: any SightlineClock
     /// Whether any encoder is open, for the pipeline thread (`H264Sink.deliver`).
     private let encoding: EncodingFlag
+    /// While it passes the source's own H.264 on, `main` is not encoded here.
+    private let relay: SourceVideoRelay?
     private var lanes: [VideoRendition: Lane] = Dictionary(uniqueKeysWithValues: VideoRendition.allCases.map { ($0, Lane()) })
 
     init(feed: VideoFeed, stats: VideoStats, settings: VideoSettings, sourceFPS: @escaping @Sendable () -> Double,
-         wake: LockedCallback<Void, Void>, encoding: EncodingFlag, logger: Logger, clock: any SightlineClock = .real) {
+         wake: LockedCallback<Void, Void>, relay: SourceVideoRelay? = nil, encoding: EncodingFlag, logger: Logger,
+         clock: any SightlineClock = .real) {
+        self.relay = relay
         self.clock = clock
         self.encoding = encoding
         self.feed = feed
@@ -56,12 +60,13 @@ final class H264FeedEncoder: FrameConsumer {
         guard let image = frame.image else { return }
         var sei: Data?
         var published = false
+        let passedOn = relay?.isActive ?? false
         for rendition in VideoRendition.allCases {
             let demand = feed.demand(rendition)
             var lane = lanes[rendition]!
             defer { lanes[rendition] = lane }
             if demand.keyframeWanted { lane.keyframePending = true }
-            guard demand.viewers > 0, rendition == .main || settings.lowEnabled else {
+            guard demand.viewers > 0, rendition == .main || settings.lowEnabled, rendition != .main || !passedOn else {
                 if lane.encoder != nil {
                     lane.encoder = nil
                     feed.discard(rendition)

@@ -7,6 +7,11 @@ import SightlineSupport
 ///
 /// - It starts on a keyframe no older than `joinKeyframeAge` behind the
 ///   newest (asking the sink for one, which comes within the forced-keyframe gap).
+///   On a rendition whose keyframes cannot be asked for (a camera's own
+///   H.264, `VideoFeed.keyframesOnRequest`), it starts on the newest keyframe
+///   however old, and gets every unit since at once ("catching up": a
+///   `catchUp` notice first, and no lag check until it has them), so it shows
+///   a picture at once rather than seconds later at the camera's next keyframe.
 /// - Each frame is its JSON, then its access unit; nothing comes between them.
 /// - When the next unit it would get is more than `maxLag` behind the newest
 ///   (its socket drains slower than frames come), it is moved ahead: nothing
@@ -39,6 +44,8 @@ package final class H264Viewer {
         case json(VideoFeed.Unit)
         /// Send this unit's access unit (its JSON went just before).
         case accessUnit(VideoFeed.Unit)
+        /// Send this text message (a `catchUp` notice) before the next unit.
+        case notice(Data)
         /// Nothing to send until the next frame.
         case wait
     }
@@ -61,6 +68,10 @@ package final class H264Viewer {
     private var renditionSince: UInt64
     private var upgradeAfter: Double
     private var upgradedAt: UInt64?
+    /// Joining (or moved to another rendition): it has had no unit there yet.
+    private var joining = true
+    /// Units up to this index are a joiner's catch-up: sent whatever their age.
+    private(set) var catchUpThrough: UInt64 = 0
 
     /// Joins `feed` (counts as a viewer there, asks for a keyframe).
     package init(format pinned: VideoRendition?, policy: Policy, feed: VideoFeed, now: UInt64) {
@@ -93,7 +104,8 @@ package final class H264Viewer {
         guard let newest = feed.newest(rendition) else { return (.wait, events) }
         if let index = next {
             if index > newest.index { return (.wait, events) }
-            if let unit = feed.unit(rendition, at: index), Self.seconds(newest.capturedNanos &- unit.capturedNanos) <= policy.maxLag {
+            if let unit = feed.unit(rendition, at: index),
+               index <= catchUpThrough || Self.seconds(newest.capturedNanos &- unit.capturedNanos) <= policy.maxLag {
                 pending = unit
                 return (.json(unit), events)
             }
@@ -123,7 +135,28 @@ package final class H264Viewer {
         return (next ?? keyframeFrom) <= newest.index
     }
 
+    /// Whether the unit at `index` is part of a joiner's catch-up (its latency is not the stream's).
+    package func isCatchingUp(_ index: UInt64) -> Bool { index <= catchUpThrough }
+
     private func waitForKeyframe(_ feed: VideoFeed, newest: VideoFeed.Unit) -> Step {
+        if !feed.keyframesOnRequest(rendition) {
+            // A camera's keyframes come when it sends them. A joiner starts on the
+            // newest and catches up; a viewer moved ahead takes the first at or
+            // after where it stopped while it is no older than a lag.
+            let key = joining ? feed.newestKeyframe(rendition, from: 0) : feed.newestKeyframe(rendition, from: keyframeFrom)
+            guard let key, joining || Self.seconds(newest.capturedNanos &- key.capturedNanos) <= policy.maxLag else {
+                return .wait
+            }
+            joining = false
+            next = key.index
+            guard key.index < newest.index else {
+                pending = key
+                return .json(key)
+            }
+            catchUpThrough = newest.index
+            let notice = #"{"type":"catchUp","seq":\#(key.seq),"through":\#(newest.seq),"frames":\#(newest.index - key.index + 1)}"#
+            return .notice(Data(notice.utf8))
+        }
         guard let key = feed.newestKeyframe(rendition, from: keyframeFrom),
               Self.seconds(newest.capturedNanos &- key.capturedNanos) <= policy.joinKeyframeAge else {
             // None, or it went stale before this socket could take it: ask
@@ -131,6 +164,7 @@ package final class H264Viewer {
             feed.requestKeyframe(rendition)
             return .wait
         }
+        joining = false
         pending = key
         return .json(key)
     }
@@ -144,6 +178,8 @@ package final class H264Viewer {
         renditionSince = now
         next = nil
         keyframeFrom = 0
+        joining = true
+        catchUpThrough = 0
         skipTimes.removeAll()
     }
 

@@ -22,8 +22,12 @@ public enum SEIBoxes {
         public var width: Int
         public var height: Int
         public var detections: [Detection]
+        /// As in the frame's JSON: on a frame not analysed, the seq of the frame the detections are from.
+        public var boxesFrom: UInt64?
 
-        public init(seq: UInt64, capturedAt: Double, width: Int, height: Int, detections: [Detection]) {
+        public init(seq: UInt64, capturedAt: Double, width: Int, height: Int, detections: [Detection],
+                    boxesFrom: UInt64? = nil) {
+            self.boxesFrom = boxesFrom
             self.seq = seq
             self.capturedAt = capturedAt
             self.width = width

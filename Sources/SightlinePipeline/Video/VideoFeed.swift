@@ -32,8 +32,17 @@ public final class VideoFeed: Sendable {
         public let isKeyframe: Bool
     }
 
+    /// Who makes a rendition's units: the H.264 sink's encoder, or the
+    /// source's own access units passed on (`SourceVideoRelay`). Only one
+    /// at a time; the other's late publishes are ignored.
+    public enum Producer: Sendable, Equatable {
+        case encoder, source
+    }
+
     private struct Lane {
+        var producer = Producer.encoder
         var units: [Unit] = []
+        var bytes = 0
         var lastIndex: UInt64 = 0
         var viewers = 0
         /// Consumers that are not viewers but need the encoder running (the clip recorder).
@@ -45,13 +54,19 @@ public final class VideoFeed: Sendable {
     }
 
     /// Units kept per rendition: a client further behind than this has lost its place.
+    /// A source's units are kept from the newest keyframe on as well (a joiner starts
+    /// there, since nobody can ask a camera for a keyframe), up to `maxUnits` and `maxBytes`.
     public let capacity: Int
+    public let maxUnits: Int
+    public let maxBytes: Int
     private let lanes: Locked<[VideoRendition: Lane]>
     /// Threads that wait for new units (publishers), woken on every publish, by id.
     private let waiters = Locked<(next: UInt64, semaphores: [UInt64: DispatchSemaphore])>((0, [:]))
 
-    public init(capacity: Int = 90) {
+    public init(capacity: Int = 90, maxUnits: Int = 750, maxBytes: Int = 48 << 20) {
         self.capacity = max(2, capacity)
+        self.maxUnits = max(self.capacity, maxUnits)
+        self.maxBytes = maxBytes
         lanes = Locked(Dictionary(uniqueKeysWithValues: VideoRendition.allCases.map { ($0, Lane()) }))
     }
 
@@ -81,20 +96,61 @@ public final class VideoFeed: Sendable {
         lanes.withLock { $0[rendition]!.holds = max(0, $0[rendition]!.holds - 1) }
     }
 
-    /// A newly encoded frame; the oldest beyond `capacity` goes.
+    /// A newly encoded frame, from `producer` (ignored unless it has the lane, see `claim`).
+    /// The oldest beyond `capacity` go, except a source's since its newest keyframe.
     public func publish(_ rendition: VideoRendition, seq: UInt64, capturedNanos: UInt64, capturedAt: Double = 0, json: Data,
-                        data: Data, isKeyframe: Bool, width: Int, height: Int) {
-        lanes.withLock { lanes in
+                        data: Data, isKeyframe: Bool, width: Int, height: Int, by producer: Producer = .encoder) {
+        let published = lanes.withLock { lanes -> Bool in
             var lane = lanes[rendition]!
+            guard lane.producer == producer else { return false }
             lane.lastIndex += 1
             lane.units.append(Unit(index: lane.lastIndex, seq: seq, capturedNanos: capturedNanos, capturedAt: capturedAt,
                                    json: json, data: data, isKeyframe: isKeyframe))
-            if lane.units.count > capacity { lane.units.removeFirst(lane.units.count - capacity) }
+            lane.bytes += data.count
+            trim(&lane)
             lane.width = width
             lane.height = height
             lanes[rendition] = lane
+            return true
         }
+        guard published else { return }
         for waiter in waiters.withLock({ Array($0.semaphores.values) }) { waiter.signal() }
+    }
+
+    private func trim(_ lane: inout Lane) {
+        var cut = max(0, lane.units.count - capacity)
+        if lane.producer == .source, cut > 0 {
+            // Keep the newest keyframe and what follows it.
+            let newestKey = lane.units.lastIndex { $0.isKeyframe } ?? lane.units.count
+            cut = min(cut, newestKey)
+        }
+        var removed = lane.units[..<cut].reduce(0) { $0 + $1.data.count }
+        while cut < lane.units.count - 1 && (lane.units.count - cut > maxUnits || lane.bytes - removed > maxBytes) {
+            removed += lane.units[cut].data.count
+            cut += 1
+        }
+        guard cut > 0 else { return }
+        lane.bytes -= removed
+        lane.units.removeFirst(cut)
+    }
+
+    /// `producer` makes `rendition`'s units from now on; when another made
+    /// them until now, they go (as in `discard`) and every client waits for a keyframe.
+    public func claim(_ rendition: VideoRendition, by producer: Producer) {
+        lanes.withLock { lanes in
+            guard lanes[rendition]!.producer != producer else { return }
+            lanes[rendition]!.producer = producer
+            lanes[rendition]!.units.removeAll()
+            lanes[rendition]!.bytes = 0
+            lanes[rendition]!.width = 0
+            lanes[rendition]!.height = 0
+        }
+    }
+
+    /// Whether `rendition`'s keyframes come when asked (`requestKeyframe`):
+    /// the encoder's do; a camera's come when it sends them.
+    public func keyframesOnRequest(_ rendition: VideoRendition) -> Bool {
+        lanes.withLock { $0[rendition]!.producer == .encoder }
     }
 
     /// Any thread: a semaphore signalled on every unit published, until `stopWaking(id)`.
@@ -115,9 +171,11 @@ public final class VideoFeed: Sendable {
     /// The encoder of `rendition` is gone (nobody watches) or was remade (a new
     /// frame size): what it made can no longer be continued, so the units go
     /// and every client of it waits for the next keyframe.
-    public func discard(_ rendition: VideoRendition) {
+    public func discard(_ rendition: VideoRendition, by producer: Producer = .encoder) {
         lanes.withLock { lanes in
+            guard lanes[rendition]!.producer == producer else { return }
             lanes[rendition]!.units.removeAll()
+            lanes[rendition]!.bytes = 0
             lanes[rendition]!.width = 0
             lanes[rendition]!.height = 0
         }
@@ -176,12 +234,13 @@ public final class VideoFeed: Sendable {
         }
     }
 
-    /// Per rendition: viewers, and the picture size being encoded (nil while not encoding).
-    public func renditions() -> [(rendition: VideoRendition, viewers: Int, width: Int?, height: Int?)] {
+    /// Per rendition: viewers, the picture size being sent (nil while nothing is), and whether its units are the source's.
+    public func renditions() -> [(rendition: VideoRendition, viewers: Int, width: Int?, height: Int?, passedOn: Bool)] {
         lanes.withLock { lanes in
             VideoRendition.allCases.map { r in
                 let lane = lanes[r]!
-                return (r, lane.viewers, lane.width > 0 ? lane.width : nil, lane.height > 0 ? lane.height : nil)
+                return (r, lane.viewers, lane.width > 0 ? lane.width : nil, lane.height > 0 ? lane.height : nil,
+                        lane.producer == .source)
             }
         }
     }

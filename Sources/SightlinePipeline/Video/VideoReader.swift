@@ -20,15 +20,30 @@ public final class VideoReader {
         public var codec: String
     }
 
+    /// A picture and, when the reader keeps units, the compressed frame it came from.
+    public struct Picture {
+        public var image: ImageBuffer
+        /// The packet as the stream had it (H.264: Annex B); nil when none can be given.
+        public var unit: Data?
+        /// The container or parser called the unit a keyframe.
+        public var unitIsKey = false
+        /// Units before this picture's gave no picture.
+        public var lostBefore = false
+    }
+
     private let handle: OpaquePointer
     public let info: Info
+    /// What `keepUnits` found to keep (nil: nothing; the codec's units are not passed on).
+    public private(set) var unitCodec: SourceUnit.Codec?
 
     /// Opens `url` (a path, or any URL libavformat reads: rtsp:// over TCP,
     /// http://) and its best video stream's decoder. `live` keeps every
     /// picture as early as it can be (a stream); a file may be decoded with
     /// frame threads. Connecting, probing and each read give up after
     /// `timeout` seconds.
-    public init(url: String, live: Bool, timeout: Double = 5, threads: Int = VideoReader.defaultThreads) throws {
+    /// `keepUnits`: keep each picture's packet (H.264 and MJPEG) to hand on beside it.
+    public init(url: String, live: Bool, timeout: Double = 5, threads: Int = VideoReader.defaultThreads,
+                keepUnits: Bool = false) throws {
         var raw = sl_av_reader_info()
         handle = try AVError.check { error in
             sl_av_reader_open(url, Int32(max(1, timeout * 1000)), Int32(max(1, threads)), live ? 1 : 0, &raw, error)
@@ -37,6 +52,39 @@ public final class VideoReader {
         info = Info(fps: raw.fps > 0 ? raw.fps : nil,
                     frameCount: raw.frame_count > 0 && raw.frame_count < 1_000_000_000 ? Int(raw.frame_count) : nil,
                     codec: codec)
+        if keepUnits {
+            let handle = self.handle
+            let kept = try AVError.check { sl_av_reader_keep_units(handle, $0) }
+            unitCodec = kept == 1 ? .h264 : kept == 2 ? .mjpeg : nil
+        }
+    }
+
+    /// The stream's SPS and PPS, Annex B, as its container gave them (empty: they come in band).
+    public var parameterSets: Data {
+        var data: UnsafePointer<UInt8>?
+        var size = 0
+        sl_av_reader_parameter_sets(handle, &data, &size)
+        guard let data, size > 0 else { return Data() }
+        return Data(bytes: data, count: size)
+    }
+
+    /// Whether the stream reorders pictures (B-frames): its units cannot be given beside its pictures.
+    public var reorders: Bool { sl_av_reader_reorders(handle) != 0 }
+
+    /// The next picture with its unit, or nil at the end of the input.
+    public func readPicture() throws -> Picture? {
+        var got: Int32 = 0
+        var picture = sl_av_picture()
+        var unit = sl_av_unit()
+        try AVError.check { sl_av_reader_read_unit(handle, &got, &picture, &unit, $0) }
+        guard got != 0 else { return nil }
+        var result = Picture(image: ImageBuffer(copying: picture))
+        if let data = unit.data, unit.size > 0 {
+            result.unit = Data(bytes: data, count: unit.size)
+            result.unitIsKey = unit.is_key != 0
+        }
+        result.lostBefore = unit.lost != 0
+        return result
     }
 
     /// Two decoder threads at most: the capture thread shares the machine

@@ -22,6 +22,10 @@ public struct VideoSettings: Sendable, Equatable {
     public var maxLagSeconds = 0.5
     /// Keyframes forced for viewers (joining, moved ahead) come at most this often per rendition.
     public var forcedKeyframeGapSeconds = 0.25
+    /// Files and streams that deliver H.264 hand their own access units to
+    /// the main rendition (and MJPEG ones their JPEGs to JPEG viewers)
+    /// instead of having them encoded again (`SourceVideoRelay`).
+    public var passThrough = true
 
     public init() {}
 

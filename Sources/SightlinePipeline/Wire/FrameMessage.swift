@@ -20,6 +20,11 @@ public struct FrameMessage: Codable, Sendable {
     /// The access unit that follows (`/ws?video=h264`; DESIGN.md).
     public var video: VideoAccessUnit.Info?
     public var detections: [Detection]
+    /// Only on a frame the pipeline did not analyse (passed on from the source:
+    /// every access unit goes out): the seq of the frame its `detections` were
+    /// found on, an earlier one (0 when none had been analysed yet, and then
+    /// `detections` is empty). Absent: the detections are this frame's own.
+    public var boxesFrom: UInt64?
     /// Only from sources that know the truth (the demo scene).
     public var groundTruth: [Truth]?
 
