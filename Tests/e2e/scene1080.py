@@ -121,15 +121,19 @@ def write_pictures(directory: Path) -> dict:
     return {"template": directory / "coffee.png", "large": directory / "large.png", "small": directory / "small.png"}
 
 
-def write_video(path: Path, frames: int = FRAMES, bitrate: str = "4M") -> Path:
+def write_video(path: Path, frames: int = FRAMES, bitrate: str = "4M", keyint: int = 2 * FPS,
+                bframes: int | None = None) -> Path:
     """The scene as a 1080p25 H.264 file an ordinary IP camera would send (main profile,
-    4 Mbit/s, a keyframe every 2 s), x264 through ffmpeg."""
+    4 Mbit/s, a keyframe every `keyint` frames, 2 s by default), x264 through ffmpeg.
+    `bframes`: x264's B-frames (None: the preset's, 3; IP cameras send 0)."""
     photos, background = _photos(), _background()
     encoder = subprocess.Popen(
         ["ffmpeg", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{WIDTH}x{HEIGHT}",
          "-r", str(FPS), "-i", "-", "-c:v", "libx264", "-preset", "veryfast", "-profile:v", "main",
-         "-pix_fmt", "yuv420p", "-b:v", bitrate, "-maxrate", bitrate, "-bufsize", "8M", "-g", str(2 * FPS),
-         "-threads", "2", str(path)], stdin=subprocess.PIPE)
+         "-pix_fmt", "yuv420p", "-b:v", bitrate, "-maxrate", bitrate, "-bufsize", "8M", "-g", str(keyint),
+         "-keyint_min", str(keyint), "-sc_threshold", "0"]
+        + (["-bf", str(bframes)] if bframes is not None else [])
+        + ["-threads", "2", str(path)], stdin=subprocess.PIPE)
     for index in range(frames):
         encoder.stdin.write(frame(index, photos, background).tobytes())
     encoder.stdin.close()

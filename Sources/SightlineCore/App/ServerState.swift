@@ -16,6 +16,8 @@ public struct ServerState: Codable, Sendable {
         public var height: Int?
         public var fps: Double?
         public var pixelFormat: String?
+        /// The source's own encoding handed on as it came ("h264", "mjpeg"); absent when what goes out is encoded here.
+        public var passedOn: String?
         public var retryInSeconds: Double?
     }
 
@@ -94,7 +96,7 @@ public struct ServerState: Codable, Sendable {
         self.uptimeSeconds = uptimeSeconds.rounded(toPlaces: 3)
         source = Source(spec: status.spec, name: status.name, state: status.state.rawValue, detail: status.detail,
                         width: status.format?.width, height: status.format?.height, fps: status.format?.fps,
-                        pixelFormat: status.format?.pixelFormat,
+                        pixelFormat: status.format?.pixelFormat, passedOn: status.format?.passedOn?.rawValue,
                         retryInSeconds: status.retryInSeconds.map { $0.rounded(toPlaces: 2) })
         fps = Rates(capture: stats.captureFPS.rounded(toPlaces: 2), processed: stats.processedFPS.rounded(toPlaces: 2),
                     sent: stats.sentFPS.rounded(toPlaces: 2))

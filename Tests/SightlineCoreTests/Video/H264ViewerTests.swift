@@ -35,6 +35,8 @@ struct H264ViewerTests {
                 #expect(lastJSON == unit.seq, "an access unit must follow its own JSON")
                 lastJSON = nil
                 sent.append(unit.seq)
+            case .notice:
+                #expect(lastJSON == nil, "a notice between a JSON and its access unit")
             }
         }
         Issue.record("never waited")

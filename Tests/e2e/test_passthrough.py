@@ -1,0 +1,169 @@
+"""The source's own H.264 passed on (issue 39, DESIGN.md "The source's own encoding"):
+a 1080p25 camera-like H.264 file composed here (scene1080: scikit-image's photos, no
+B-frames, as IP cameras send) is served as a file source. An H.264 /ws viewer must get
+the file's own pictures, bit for bit (decoded with FFmpeg, compared with the file's own
+decoding: a re-encoded picture would differ), each access unit carrying its own frame's
+SEI; nothing is encoded on the server. A joiner on a stream whose keyframes are 8 s
+apart gets the newest keyframe at once and the units since (a catch-up notice first).
+A stream with B-frames cannot be passed on: it is encoded here as before."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import time
+
+import pytest
+
+from conftest import HOST
+from h264 import H264Log, decode_all, nal_units, receive_h264, sightline_json
+import scene1080
+
+av = pytest.importorskip("av", reason="PyAV not installed (pip install av, Tests/requirements.txt)")
+np = pytest.importorskip("numpy")
+
+FRAMES = 50  # 2 s of the scene, looped by the file source
+
+
+def luma_hash(picture) -> str:
+    plane = picture.planes[0]
+    rows = np.frombuffer(plane, np.uint8).reshape(picture.height, plane.line_size)[:, :picture.width]
+    return hashlib.sha1(rows.tobytes()).hexdigest()
+
+
+def without_sightline_sei(access_unit: bytes) -> bytes:
+    """The access unit with the Sightline SEI unit taken out (start code included)."""
+    for kind, unit in nal_units(access_unit):
+        if kind == 6 and sightline_json(unit) is not None:
+            at = access_unit.index(unit)
+            start = at - 4 if access_unit[at - 4:at] == b"\x00\x00\x00\x01" else at - 3
+            return access_unit[:start] + access_unit[at + len(unit):]
+    return access_unit
+
+
+@pytest.fixture(scope="module")
+def camera_video(tmp_path_factory):
+    """The scene as a camera sends it (no B-frames, a keyframe every second), and the
+    luma hash of each of its pictures as FFmpeg decodes the file itself."""
+    path = scene1080.write_video(tmp_path_factory.mktemp("passthrough") / "camera.mp4", frames=FRAMES,
+                                 keyint=25, bframes=0)
+    with av.open(str(path)) as container:
+        hashes = [luma_hash(picture) for picture in container.decode(video=0)]
+    assert len(hashes) == FRAMES
+    return path, hashes
+
+
+def wait_passing_on(server, timeout: float = 20.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = server.state()
+        if state["source"]["state"] == "live" and state["video"]["renditions"][0].get("passedOnUnits", 0) > 0:
+            return state
+        time.sleep(0.1)
+    pytest.fail(f"the server never passed a unit on: {json.dumps(server.state()['source'])}\n{server.describe()}")
+
+
+def test_h264_viewers_get_the_cameras_own_pictures_each_with_its_sei(sightline, camera_video):
+    path, reference = camera_video
+    server = sightline(source=f"file:{path}")
+    state = wait_passing_on(server)
+    assert state["source"]["passedOn"] == "h264"
+    with server.ws("/ws?video=h264") as ws:
+        log = receive_h264(ws, H264Log(), frames=3 * FRAMES)
+    assert not log.errors, log.errors[:5]
+    metas = [meta for meta, _, _ in log.frames]
+    units = [unit for _, unit, _ in log.frames]
+    assert metas[0]["video"]["key"], "a stream starts on a keyframe"
+    seqs = [meta["seq"] for meta in metas]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), "every access unit goes out, in order"
+
+    # Each unit carries exactly one Sightline SEI, before its first slice, naming its own frame
+    # (or, for a frame not analysed, saying whose boxes it carries), and the same boxes as its JSON.
+    for meta, unit in zip(metas, units):
+        seis = [(n, sightline_json(u)) for n, (kind, u) in enumerate(nal_units(unit)) if kind == 6]
+        seis = [(n, j) for n, j in seis if j is not None]
+        first_slice = next(n for n, (kind, _) in enumerate(nal_units(unit)) if 1 <= kind <= 5)
+        assert len(seis) == 1 and seis[0][0] < first_slice, meta["seq"]
+        sei = seis[0][1]
+        assert sei["seq"] == meta["seq"] and sei["width"] == 1920 and sei["height"] == 1080
+        assert sei["detections"] == meta["detections"]
+        assert sei.get("boxesFrom") == meta.get("boxesFrom")
+        if "boxesFrom" in meta:
+            assert meta["boxesFrom"] < meta["seq"]
+
+    # The pictures are the file's own: frame seq N is the file's picture (N - 1) mod FRAMES, bit for bit.
+    pictures, problems = decode_all(units)
+    assert not problems, problems[:5]
+    assert len(pictures) == len(units)
+    for meta, picture in zip(metas, pictures):
+        assert luma_hash(picture) == reference[(meta["seq"] - 1) % FRAMES], f"seq {meta['seq']} was not the camera's picture"
+
+    # Nothing encoded: the units are the file's bytes plus the SEI.
+    video = server.state()["video"]
+    main = video["renditions"][0]
+    assert main["passedOn"] is True and main["encodeMs"]["count"] == 0, main
+    assert main["passedOnUnits"] >= len(units)
+    with av.open(str(path)) as container:
+        sizes = [packet.size for packet in container.demux(video=0) if packet.size]
+    stripped = [len(without_sightline_sei(unit)) for unit in units]
+    # Annex B start codes replace 4-byte lengths one for one; keyframes get SPS and PPS.
+    deltas = [(meta["seq"] - 1) % FRAMES for meta in metas if not meta["video"]["key"]]
+    for meta, size in zip(metas, stripped):
+        if not meta["video"]["key"]:
+            assert size == sizes[(meta["seq"] - 1) % FRAMES], meta["seq"]
+    assert deltas
+
+
+def test_a_joiner_starts_at_an_old_keyframe_and_catches_up(sightline, tmp_path):
+    """Keyframes 8 s apart (a 12 s file: keyframes at 0 and 8 s): a viewer joining 3-7 s
+    after one gets it at once, with every unit since, and then the live stream."""
+    path = tmp_path / "sparse.mp4"
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=25", "-t", "12",
+                    "-c:v", "libx264", "-preset", "veryfast", "-profile:v", "main", "-bf", "0", "-g", "200",
+                    "-keyint_min", "200", "-sc_threshold", "0", "-pix_fmt", "yuv420p", str(path)],
+                   check=True, timeout=120)
+    server = sightline(source=f"file:{path}")
+    wait_passing_on(server)
+    # Join 3 s or more after the file's first keyframe (captured counts frames since start).
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        captured = server.state()["frames"]["captured"]
+        if 75 <= captured % 300 < 150:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the file source never reached 3 s into its loop")
+    opened = time.monotonic()
+    with server.ws("/ws?video=h264") as ws:
+        notice = json.loads(ws.recv(timeout=10))
+        first_key = time.monotonic()
+        assert notice["type"] == "catchUp", notice
+        log = receive_h264(ws, H264Log(), frames=notice["frames"] + 25)
+    assert not log.errors, log.errors[:5]
+    metas = [meta for meta, _, _ in log.frames]
+    assert metas[0]["seq"] == notice["seq"] and metas[0]["video"]["key"]
+    assert (metas[0]["seq"] - 1) % 300 in (0, 200), "the newest keyframe the camera sent"
+    assert notice["frames"] >= 70, notice
+    key_at = log.frames[0][2] - opened
+    print(f"catch-up of {notice['frames']} frames; notice after {first_key - opened:.3f} s, keyframe after {key_at:.3f} s")
+    seqs = [meta["seq"] for meta in metas]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), "the catch-up and the live frames after it, none skipped"
+    assert seqs[-1] > notice["through"], "live frames follow the catch-up"
+    pictures, problems = decode_all([unit for _, unit, _ in log.frames])
+    assert not problems and len(pictures) == len(metas), problems[:5]
+
+
+def test_a_stream_with_b_frames_is_encoded_here(sightline, tmp_path):
+    """B-frames reorder pictures, so a unit cannot go out beside its own picture: encoded as before."""
+    path = scene1080.write_video(tmp_path / "bframes.mp4", frames=25, keyint=25, bframes=3)
+    server = sightline(source=f"file:{path}")
+    server.wait_live()
+    assert "passedOn" not in server.state()["source"]
+    with server.ws("/ws?video=h264") as ws:
+        log = receive_h264(ws, H264Log(), frames=20)
+    assert not log.errors
+    pictures, problems = decode_all([unit for _, unit, _ in log.frames])
+    assert not problems and len(pictures) == 20
+    main = server.state()["video"]["renditions"][0]
+    assert main["passedOn"] is False and main["encodeMs"]["count"] >= 20, main
