@@ -167,3 +167,82 @@ def test_a_stream_with_b_frames_is_encoded_here(sightline, tmp_path):
     assert not problems and len(pictures) == 20
     main = server.state()["video"]["renditions"][0]
     assert main["passedOn"] is False and main["encodeMs"]["count"] >= 20, main
+
+
+def picture_index(picture) -> int:
+    from PIL import Image
+    gray = picture.to_ndarray(format="gray")
+    return scene1080.read_index(Image.fromarray(gray))
+
+
+def test_an_rtsp_cameras_own_video_reaches_viewers_clips_and_a_relay(sightline, tmp_path, camera_video):
+    """gst-rtsp-server hands the file's H.264 out as a camera does (no re-encoding). The
+    viewer, an event's clip (capped at 5 s, so complete) and an nginx-rtmp relay all get
+    the camera's own pictures, bit for bit, 1920x1080, with the SEI."""
+    from rtsp_server import RtspServer
+    from relay import NginxRTMP
+    from clipfile import read_clip
+
+    path, reference = camera_video
+    pictures_dir = scene1080.write_pictures(tmp_path / "pictures")
+    config = tmp_path / "sightline.yaml"
+    config.write_text("events:\n  minSeconds: 0.5\n  clips: true\n  preCaptureSeconds: 1\n  maxClipSeconds: 5\n")
+    relay = NginxRTMP(tmp_path / "nginx").start()
+    try:
+        with RtspServer("copy", tmp_path / "rtsp", name="cam", video=path) as camera:
+            server = sightline("--config", config, "--template", f"{pictures_dir['template']}=coffee",
+                               "--publish", relay.url(), source=camera.url)
+            state = wait_passing_on(server)
+            assert state["source"]["passedOn"] == "h264" and state["source"]["width"] == 1920
+
+            with server.ws("/ws?video=h264") as ws:
+                log = receive_h264(ws, H264Log(), frames=60)
+            assert not log.errors, log.errors[:5]
+            pictures, problems = decode_all([unit for _, unit, _ in log.frames])
+            assert not problems and len(pictures) == 60, problems[:5]
+            for picture in pictures:
+                assert luma_hash(picture) == reference[picture_index(picture)], "a viewer's picture was not the camera's"
+            boxed = [meta for meta, _, _ in log.frames if any(d.get("label") == "coffee" for d in meta["detections"])]
+            assert len(boxed) >= 50, "the template is boxed on the frames"
+
+            # The relay: its readers get the camera's pictures with the SEI.
+            container = av.open(relay.url(), timeout=10)
+            relayed, with_sei = 0, 0
+            from h264 import length_prefixed_units
+            for packet in container.demux(container.streams.video[0]):
+                if not packet.size:
+                    continue
+                if any(kind == 6 and sightline_json(unit) is not None for kind, unit in length_prefixed_units(bytes(packet))):
+                    with_sei += 1
+                for picture in packet.decode():
+                    assert (picture.width, picture.height) == (1920, 1080)
+                    assert luma_hash(picture) == reference[picture_index(picture)], "a relayed picture was not the camera's"
+                    relayed += 1
+                if relayed >= 40:
+                    break
+            container.close()
+            assert relayed >= 40 and with_sei >= relayed
+
+            # The event's clip: capped at 5 s, so complete while the template stays in view.
+            deadline = time.monotonic() + 30
+            clip_event = None
+            while time.monotonic() < deadline and clip_event is None:
+                events = json.loads(server.get("/api/events")[2])["events"]
+                clip_event = next((e for e in events if (e.get("clip") or {}).get("complete")), None)
+                time.sleep(0.2)
+            assert clip_event, f"no complete clip: {events}"
+            frames = read_clip(server.data_dir / "events" / f"{clip_event['id']}.mp4")
+            assert frames and frames[0].keyframe and len(frames) >= 100
+            assert all(isinstance(frame.sei, dict) for frame in frames), "every clip frame has exactly one Sightline SEI"
+            seqs = [frame.sei["seq"] for frame in frames]
+            assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), "every unit of the camera's, in order"
+            with av.open(str(server.data_dir / "events" / f"{clip_event['id']}.mp4")) as clip:
+                decoded = list(clip.decode(video=0))
+            assert len(decoded) == len(frames)
+            for picture in decoded:
+                assert (picture.width, picture.height) == (1920, 1080)
+                assert luma_hash(picture) == reference[picture_index(picture)], "a clip's picture was not the camera's"
+            main = server.state()["video"]["renditions"][0]
+            assert main["encodeMs"]["count"] == 0, "nothing was encoded"
+    finally:
+        relay.stop()
