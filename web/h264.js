@@ -19,8 +19,11 @@ import { KeyframeGate, SeqMetaMap } from './video.js';
  * keyframe too); fewer trips at start-up, while a loaded machine still sets the decoder up.
  */
 export const MAX_DECODE_QUEUE = 16;
-/** Frames whose JSON may wait for their picture at once (a bound, never reached normally). */
-export const MAX_FRAMES_IN_DECODER = 64;
+/**
+ * Frames whose JSON may wait for their picture at once (a bound, never reached normally): a joiner's
+ * catch-up on a camera's own stream puts up to the server's kept units (750) in the decoder at once.
+ */
+export const MAX_FRAMES_IN_DECODER = 1024;
 
 export class H264Player {
   /**
@@ -46,7 +49,9 @@ export class H264Player {
     this.gate = new KeyframeGate();
     this.metas = new SeqMetaMap(MAX_FRAMES_IN_DECODER);
     this.lastFedSeq = -Infinity;
-    this.catchUpThrough = -Infinity; // frames up to this seq come in a burst (a joiner's catch-up): never dropped for the queue
+    this.catchUpThrough = -Infinity;
+    this.lastOutputSeq = -Infinity; // frames up to this seq come in a burst (a joiner's catch-up): never dropped for the queue
+    this.lastOutputSeq = -Infinity; // the newest picture the decoder gave
     this.stats = {
       chunks: 0, // access units offered
       keyframes: 0, // keyframes offered
@@ -87,7 +92,9 @@ export class H264Player {
       if (!key) this.stats.heldForKeyframe += 1;
       return false;
     }
-    if (!key && !this.gate.waiting && this.decoder && this.decoder.decodeQueueSize >= this.maxQueue && seq > this.catchUpThrough) {
+    // A catch-up burst fills the queue on purpose; the limit holds again once its last picture is out.
+    const catchingUp = seq <= this.catchUpThrough || this.lastOutputSeq < this.catchUpThrough;
+    if (!key && !this.gate.waiting && this.decoder && this.decoder.decodeQueueSize >= this.maxQueue && !catchingUp) {
       this.stats.queueDrops += 1;
       this.gate.wait('queue');
       return false;
@@ -188,6 +195,7 @@ export class H264Player {
       return;
     }
     this.stats.decoded += 1;
+    this.lastOutputSeq = frame.timestamp;
     this.onFrame({ meta, bitmap: frame, format: 'h264' });
   }
 

@@ -101,6 +101,7 @@ export class FrameStream {
     return {
       ...this.player.stats,
       codec: this.player.codec,
+      catchUpThrough: Number.isFinite(this.player.catchUpThrough) ? this.player.catchUpThrough : null,
       waitingFor: this.player.waitingFor,
       keyframeWaits: this.player.keyframeWaits,
       unsupported: this.player.unsupported ? String(this.player.unsupported.message || this.player.unsupported) : null,

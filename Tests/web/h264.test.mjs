@@ -256,3 +256,32 @@ test('reset starts a new stream: old pictures are dropped and the first keyframe
   assert.deepEqual(player.keyframeWaits, {});
   assert.equal(FakeFrame.open.size, 1, 'only the picture handed on is open (its owner closes it)');
 });
+
+test("a joiner's catch-up on a camera's stream is decoded past the queue limit and every picture keeps its JSON", () => {
+  const { player, painted, push, decoder } = setup();
+  player.catchUp(300); // the server sends 200..300 at once, starting on the camera's keyframe
+  push(200, true);
+  for (let seq = 201; seq <= 300; seq += 1) assert.equal(push(seq, false), true, `catch-up frame ${seq}`);
+  assert.equal(decoder().queue.length, 101);
+  assert.equal(player.stats.queueDrops, 0);
+  decoder().emit();
+  assert.equal(painted.length, 101);
+  assert.equal(player.stats.orphans, 0, 'no JSON was evicted while the burst waited in the decoder');
+  assert.ok(painted.every((frame) => frame.meta.detections[0].label === `at-${frame.meta.seq}`));
+  // Live again: the queue limit holds for frames after the catch-up once its last picture is out.
+  for (let seq = 301; seq <= 301 + MAX_DECODE_QUEUE; seq += 1) push(seq, false);
+  assert.equal(player.stats.queueDrops, 1);
+});
+
+test('live frames right after a catch-up still in the decoder are not dropped for the queue', () => {
+  const { player, push, decoder } = setup();
+  player.catchUp(130);
+  push(100, true);
+  for (let seq = 101; seq <= 130; seq += 1) push(seq, false);
+  decoder().emit(5); // the burst is still being decoded when live frames come
+  for (let seq = 131; seq <= 140; seq += 1) assert.equal(push(seq, false), true, `live frame ${seq}`);
+  assert.equal(player.stats.queueDrops, 0);
+  decoder().emit();
+  for (let seq = 141; seq <= 141 + MAX_DECODE_QUEUE; seq += 1) push(seq, false);
+  assert.equal(player.stats.queueDrops, 1, 'caught up: the limit holds again');
+});
