@@ -31,7 +31,8 @@ public struct SourceFactory: Sendable {
             let face = options.showFace ? demoFacePath.flatMap { try? ImageIO.read(path: $0) } : nil
             return (DemoSource(options: options, template: template, templateLabel: Self.demoLabel, face: face), spec)
         case .v4l2(let path):
-            return (V4L2Source(path: path, request: .init(width: cameraWidth, height: cameraHeight, fps: cameraFPS)), spec)
+            return (V4L2Source(path: path, request: .init(width: cameraWidth, height: cameraHeight, fps: cameraFPS),
+                               passOn: passOn), spec)
         case .file(let path, let pace, let fps):
             let ext = (path as NSString).pathExtension.lowercased()
             if StillImageSource.imageExtensions.contains(ext) {

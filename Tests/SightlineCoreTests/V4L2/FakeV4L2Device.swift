@@ -301,6 +301,9 @@ final class FakeV4L2Device: V4L2Device {
                                   hasError: flagNextFrame)
     }
 
+    /// The last JPEG frame written (what a camera's MJPEG frame was, byte for byte).
+    private(set) var lastJPEG: Data?
+
     private func write(_ image: ImageBuffer, into memory: UnsafeMutableRawBufferPointer) -> Int {
         guard let base = memory.baseAddress else { return 0 }
         switch currentFormat.fourCC {
@@ -316,6 +319,7 @@ final class FakeV4L2Device: V4L2Device {
                 return 0
             }
             jpeg.copyBytes(to: memory)
+            lastJPEG = jpeg
             return jpeg.count
         }
     }

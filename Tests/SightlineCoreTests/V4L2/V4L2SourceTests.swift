@@ -43,11 +43,11 @@ import Testing
         NegotiationCase(width: 640, height: 480, fps: 30,
                         expected: SourceFormat(width: 640, height: 480, fps: 30, pixelFormat: "YUYV")),
         NegotiationCase(width: 1280, height: 720, fps: 30,
-                        expected: SourceFormat(width: 1280, height: 720, fps: 30, pixelFormat: "MJPG")),
+                        expected: SourceFormat(width: 1280, height: 720, fps: 30, pixelFormat: "MJPG", passedOn: .mjpeg)),
         NegotiationCase(width: 1280, height: 720, fps: 5,
                         expected: SourceFormat(width: 1280, height: 720, fps: 5, pixelFormat: "YUYV")),
         NegotiationCase(width: 1920, height: 1080, fps: 15,
-                        expected: SourceFormat(width: 1920, height: 1080, fps: 15, pixelFormat: "MJPG")),
+                        expected: SourceFormat(width: 1920, height: 1080, fps: 15, pixelFormat: "MJPG", passedOn: .mjpeg)),
     ])
     func choosesTheModeNearestTheRequest(_ example: NegotiationCase) throws {
         let device = FakeV4L2Device(modes: Self.webcamModes)
@@ -211,8 +211,11 @@ import Testing
         let device = Self.smallCamera(.mjpeg)
         let source = Self.source(device)
         #expect(try source.open().pixelFormat == "MJPG")
-        let image = try source.nextImage().image
-        try expectPattern(image, tolerance: 12)
+        let captured = try source.nextImage()
+        try expectPattern(captured.image, tolerance: 12)
+        // The camera's own JPEG goes on beside the pixels, byte for byte.
+        #expect(captured.sourceUnit?.codec == .mjpeg)
+        #expect(captured.sourceUnit?.data == device.lastJPEG)
         source.close()
     }
 

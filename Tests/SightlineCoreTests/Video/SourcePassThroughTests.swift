@@ -88,7 +88,8 @@ struct SourcePassThroughTests {
         for seq in 1...140 { publish(feed, seq: UInt64(seq), at: Double(seq) / 25, key: seq == 1 || seq == 51) }
         #expect(feed.units(.main, after: 0).units.map(\.seq) == Array(51...140), "from the newest keyframe, 90 units back")
         for seq in 141...160 { publish(feed, seq: UInt64(seq), at: Double(seq) / 25, key: false) }
-        #expect(feed.units(.main, after: 0).units.map(\.seq) == Array(61...160), "no more than maxUnits")
+        // Past maxUnits the keyframe goes, and deltas without one are of use only to readers already in them.
+        #expect(feed.units(.main, after: 0).units.map(\.seq) == Array(151...160), "no more than maxUnits, then capacity")
         // The encoder's units are not kept past capacity.
         let encoded = VideoFeed(capacity: 10, maxUnits: 100)
         for seq in 1...60 { publish(encoded, seq: UInt64(seq), at: Double(seq) / 25, key: seq == 1, by: .encoder) }

@@ -46,13 +46,17 @@ public final class V4L2Source: FrameSource {
     private var card: String?
 
     /// A camera through libv4l2.
-    public convenience init(path: String, request: Request = Request()) {
-        self.init(path: path, request: request, device: LinuxV4L2Device())
+    /// Hand a camera's MJPEG on to JPEG viewers as it came (`video.passThrough`).
+    public let passOn: Bool
+
+    public convenience init(path: String, request: Request = Request(), passOn: Bool = true) {
+        self.init(path: path, request: request, device: LinuxV4L2Device(), passOn: passOn)
     }
 
     /// A camera through any device implementation (tests pass a fake).
     public init(path: String, request: Request = Request(), device: any V4L2Device,
-                frameTimeout: Duration = .seconds(2), bufferCount: Int = 4) {
+                frameTimeout: Duration = .seconds(2), bufferCount: Int = 4, passOn: Bool = true) {
+        self.passOn = passOn
         self.path = path
         self.request = request
         self.device = device
@@ -85,7 +89,7 @@ public final class V4L2Source: FrameSource {
     public func nextImage() throws -> CapturedImage {
         guard let format = streamingFormat else { throw SourceError.vanished("\(path) is not open") }
         do {
-            return CapturedImage(image: try waitForImage(format: format))
+            return try waitForImage(format: format)
         } catch let error as SourceError {
             throw error
         } catch {
@@ -114,8 +118,9 @@ public final class V4L2Source: FrameSource {
         try buffers.queueAll(on: device)
         try device.startStreaming()
         streamingFormat = format
+        let jpeg = format.fourCC == .mjpeg || format.fourCC == .jpeg
         return SourceFormat(width: format.width, height: format.height, fps: fps,
-                            pixelFormat: format.fourCC.description)
+                            pixelFormat: format.fourCC.description, passedOn: passOn && jpeg ? .mjpeg : nil)
     }
 
     private func checkCapabilities() throws {
@@ -175,7 +180,7 @@ public final class V4L2Source: FrameSource {
     // MARK: Streaming
 
     /// Dequeues until a frame converts or the deadline passes.
-    private func waitForImage(format: V4L2Format) throws -> ImageBuffer {
+    private func waitForImage(format: V4L2Format) throws -> CapturedImage {
         let deadline = ContinuousClock.now + frameTimeout
         var problem = "no frame"
         while true {
@@ -195,18 +200,22 @@ public final class V4L2Source: FrameSource {
     /// Converts a dequeued buffer and always queues it again, good frame or
     /// bad; only the requeue's failure (a device error) is thrown.
     private func convertAndRequeue(_ buffer: V4L2DequeuedBuffer,
-                                   format: V4L2Format) throws -> Result<ImageBuffer, V4L2FrameConverter.BadFrame> {
+                                   format: V4L2Format) throws -> Result<CapturedImage, V4L2FrameConverter.BadFrame> {
         let converted = Result { try image(in: buffer, format: format) }
         try device.queueBuffer(index: buffer.index)
         return converted.mapError { $0 as? V4L2FrameConverter.BadFrame ?? .init(description: "\($0)") }
     }
 
-    private func image(in buffer: V4L2DequeuedBuffer, format: V4L2Format) throws -> ImageBuffer {
+    private func image(in buffer: V4L2DequeuedBuffer, format: V4L2Format) throws -> CapturedImage {
         guard !buffer.hasError else { throw V4L2FrameConverter.BadFrame(description: "driver flagged the frame") }
         guard let bytes = buffers.bytes(of: buffer) else {
             throw V4L2FrameConverter.BadFrame(description: "driver returned unknown buffer \(buffer.index)")
         }
-        return try converter.image(from: bytes, format: format)
+        let image = try converter.image(from: bytes, format: format)
+        // A camera's MJPEG goes on to JPEG viewers as it came (a copy: the buffer goes back to the driver).
+        let unit = passOn && (format.fourCC == .mjpeg || format.fourCC == .jpeg)
+            ? MJPEGUnitFilter.unit(from: Data(bytes)) : nil
+        return CapturedImage(image: image, sourceUnit: unit)
     }
 
     private static func milliseconds(_ duration: Duration) -> Int {
