@@ -89,8 +89,15 @@ public enum PrometheusText {
                 + video.renditions.map { ("{format=\"h264\",rendition=\"\($0.name.rawValue)\"}", Double($0.viewers)) })
         metric("sightline_video_bytes_per_frame", "gauge", "Mean bytes of a frame over the last 150: the JPEG, the main H.264 access unit.",
                [("{format=\"jpeg\"}", video.bytesPerFrame.jpeg ?? 0), ("{format=\"h264\"}", video.bytesPerFrame.h264 ?? 0)])
-        metric("sightline_video_frames_encoded_total", "counter", "Frames encoded to H.264, by rendition.",
+        metric("sightline_video_frames_encoded_total", "counter",
+               "Frames made H.264 for a rendition: encoded here, or the source's own passed on (see the next).",
                video.renditions.map { ("{rendition=\"\($0.name.rawValue)\"}", Double($0.frames)) })
+        metric("sightline_video_passed_on_total", "counter",
+               "The source's own H.264 access units passed on unencoded, by rendition, and of those the frames not analysed.",
+               video.renditions.flatMap { [("{rendition=\"\($0.name.rawValue)\",analysed=\"true\"}",
+                                            Double($0.passedOnUnits - $0.passedOnUnanalysed)),
+                                           ("{rendition=\"\($0.name.rawValue)\",analysed=\"false\"}",
+                                            Double($0.passedOnUnanalysed))] })
         metric("sightline_video_encoded_bytes_total", "counter", "Bytes of H.264 access units made, by rendition.",
                video.renditions.map { ("{rendition=\"\($0.name.rawValue)\"}", Double($0.bytes)) })
         metric("sightline_video_keyframes_total", "counter",
