@@ -150,6 +150,7 @@ func frame(_ seq: UInt64) -> Frame {
     @Test func frameMessageCarriesTheJPEGLength() throws {
         let stats = PipelineStats()
         let stream = StreamSink(stats: stats)
+        stream.slot.viewers.change(.stream, by: 1)
         let pipeline = Pipeline(mailbox: FrameMailbox(), stats: stats, stages: [], encoder: try JPEGEncoder(),
                                 sinks: [stream], logger: quietLogger(), budgetSeconds: { 0.033 })
         pipeline.handle(Frame(seq: 9, capturedAt: 1.5, capturedNanos: 0,
@@ -157,10 +158,11 @@ func frame(_ seq: UInt64) -> Frame {
                                                  groundTruth: [GroundTruthBox(label: "demo", x: 8, y: 6, w: 16, h: 12)]))
         let encoded = try #require(stream.slot.latest)
         #expect(encoded.seq == 9 && encoded.index == 1)
-        let json = try JSONSerialization.jsonObject(with: encoded.json) as! [String: Any]
+        let sent = try #require(encoded.send(.stream))
+        let json = try JSONSerialization.jsonObject(with: sent.json) as! [String: Any]
         #expect(json["type"] as? String == "frame")
         #expect(json["seq"] as? Int == 9)
-        #expect(json["jpegBytes"] as? Int == encoded.jpeg.count)
+        #expect(json["jpegBytes"] as? Int == sent.jpeg.count)
         #expect(json["width"] as? Int == 32 && json["height"] as? Int == 24)
         let truth = (json["groundTruth"] as? [[String: Any]])?.first?["box"] as? [String: Double]
         #expect(truth == ["x": 0.25, "y": 0.25, "w": 0.5, "h": 0.5])

@@ -129,7 +129,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var discoveryPrefix: String?
     }
 
-    /// H.264 (`/ws?video=h264`): see VideoSettings.
+    /// H.264 (`/ws?video=h264`): see VideoSettings; and the JPEG stream's size (`jpegMaxWidth`: see ServeSettings).
     public struct Video: Codable, Sendable, Equatable {
         public var h264: Bool?
         public var preset: String?
@@ -143,6 +143,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var lowMaxFps: Double?
         public var lowKbps: Int?
         public var maxLagSeconds: Double?
+        public var jpegMaxWidth: Int?
     }
 
     /// One camera of `cameras:`: what it overrides of the top level's
@@ -201,7 +202,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
              "logLevel", "camera", "events", "mqtt", "video", "publish", "record", "cameras", "media"],
         "record": ["enabled", "segmentSeconds", "maxAgeHours", "maxGigabytes"],
         "video": ["h264", "preset", "crf", "bitrateKbps", "keyframeSeconds", "threads", "x264Params", "low", "lowScale", "lowMaxFps",
-                  "lowKbps", "maxLagSeconds"],
+                  "lowKbps", "maxLagSeconds", "jpegMaxWidth"],
         "events": ["enabled", "minSeconds", "endAfterSeconds", "updateSeconds", "minUpdateSeconds", "maxEvents",
                    "maxAgeDays", "maxMegabytes", "clips", "preCaptureSeconds", "postCaptureSeconds", "maxClipSeconds"],
         "mqtt": ["host", "port", "username", "password", "caFile", "certFile", "keyFile", "clientId", "topicPrefix",
