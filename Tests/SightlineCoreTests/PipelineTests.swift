@@ -130,8 +130,13 @@ func frame(_ seq: UInt64) -> Frame {
         let stage = CostlyStage(clock: clock, seconds: 0.015, frames: 60)
         let loop = CaptureLoop(source: source, spec: "fast", mailbox: mailbox, stats: stats, logger: quietLogger(),
                                clock: clock)
+        // A JPEG viewer, as this test always had: each frame's encode is real time the
+        // pipeline spends after its stage moved the clock on, in which the capture loop
+        // delivers the frames that came due (without it the pipeline may take each at once).
+        let stream = StreamSink(stats: stats)
+        stream.slot.viewers.change(.stream, by: 1)
         let pipeline = Pipeline(mailbox: mailbox, stats: stats, stages: [stage],
-                                encoder: try JPEGEncoder(), sinks: [], logger: quietLogger(), clock: clock,
+                                encoder: try JPEGEncoder(), sinks: [stream], logger: quietLogger(), clock: clock,
                                 budgetSeconds: { 0.010 })
         loop.start()
         pipeline.start()
