@@ -118,7 +118,7 @@ final class FrameFanOut {
         if case .h264(let pinned)? = upgrade?.format, let video = camera.video {
             startVideo(wsi, connection, pinned: pinned, feed: video)
         } else {
-            startJPEG(wsi, connection, size: upgrade?.jpegSize ?? .stream)
+            startJPEG(connection, size: upgrade?.jpegSize ?? .stream)
             if camera.frames.latest?.send(connection.jpegSize ?? .stream) != nil { lws_callback_on_writable(wsi) }
         }
     }
@@ -126,7 +126,7 @@ final class FrameFanOut {
     /// Service thread: a JPEG stream starts: its size is counted (the pipeline
     /// makes that JPEG from the next frame on). A newest frame made at no size
     /// it takes is not due to it, nor a skip.
-    private func startJPEG(_ wsi: OpaquePointer, _ connection: Connection, size: JPEGSize) {
+    private func startJPEG(_ connection: Connection, size: JPEGSize) {
         guard let camera = connection.camera else { return }
         connection.jpegSize = size
         camera.frames.viewers.change(size, by: 1)
@@ -285,7 +285,7 @@ final class FrameFanOut {
         connection.credential = connection.streamCredential
         connection.accountedThrough = camera.frames.latest.map { $0.index - 1 } ?? 0
         camera.stats.clients(.mjpeg, change: 1)
-        startJPEG(wsi, connection, size: size)
+        startJPEG(connection, size: size)
         // lws would not notice the client leave (see DepartureWatch).
         DepartureWatch.start(wsi)
         lws_callback_on_writable(wsi)
