@@ -38,6 +38,9 @@ struct SettingsOptions: ParsableArguments {
     @Option(help: "JPEG quality 1-100 (default 80).")
     var quality: Int?
 
+    @Option(help: "Widest JPEG streamed, pixels: wider frames are scaled down to it for JPEG viewers, /stream.mjpg and snapshots (video.jpegMaxWidth; default 1280; 0: full size; ?full=1 asks for the full picture).")
+    var jpegMaxWidth: Int?
+
     @Option(help: "Threads for OpenCV's own parallel loops (default 1: each call on its calling thread; more lowers one face pass's latency at a higher total CPU cost).")
     var opencvThreads: Int?
 
@@ -94,6 +97,7 @@ struct SettingsOptions: ParsableArguments {
         if let dataDir { settings.dataDir = dataDir }
         if let webRoot { settings.webRoot = webRoot }
         if let quality { settings.jpegQuality = quality }
+        if let jpegMaxWidth { settings.jpegMaxWidth = jpegMaxWidth }
         if let opencvThreads { settings.opencvThreads = opencvThreads }
         if let logLevel { settings.logLevel = logLevel }
         if let debugStageDelayMs { settings.debugStageDelayMs = debugStageDelayMs }

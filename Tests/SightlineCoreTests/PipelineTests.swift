@@ -130,8 +130,13 @@ func frame(_ seq: UInt64) -> Frame {
         let stage = CostlyStage(clock: clock, seconds: 0.015, frames: 60)
         let loop = CaptureLoop(source: source, spec: "fast", mailbox: mailbox, stats: stats, logger: quietLogger(),
                                clock: clock)
+        // A JPEG viewer, as this test always had: each frame's encode is real time the
+        // pipeline spends after its stage moved the clock on, in which the capture loop
+        // delivers the frames that came due (without it the pipeline may take each at once).
+        let stream = StreamSink(stats: stats)
+        stream.slot.viewers.change(.stream, by: 1)
         let pipeline = Pipeline(mailbox: mailbox, stats: stats, stages: [stage],
-                                encoder: try JPEGEncoder(), sinks: [], logger: quietLogger(), clock: clock,
+                                encoder: try JPEGEncoder(), sinks: [stream], logger: quietLogger(), clock: clock,
                                 budgetSeconds: { 0.010 })
         loop.start()
         pipeline.start()
@@ -150,6 +155,7 @@ func frame(_ seq: UInt64) -> Frame {
     @Test func frameMessageCarriesTheJPEGLength() throws {
         let stats = PipelineStats()
         let stream = StreamSink(stats: stats)
+        stream.slot.viewers.change(.stream, by: 1)
         let pipeline = Pipeline(mailbox: FrameMailbox(), stats: stats, stages: [], encoder: try JPEGEncoder(),
                                 sinks: [stream], logger: quietLogger(), budgetSeconds: { 0.033 })
         pipeline.handle(Frame(seq: 9, capturedAt: 1.5, capturedNanos: 0,
@@ -157,10 +163,11 @@ func frame(_ seq: UInt64) -> Frame {
                                                  groundTruth: [GroundTruthBox(label: "demo", x: 8, y: 6, w: 16, h: 12)]))
         let encoded = try #require(stream.slot.latest)
         #expect(encoded.seq == 9 && encoded.index == 1)
-        let json = try JSONSerialization.jsonObject(with: encoded.json) as! [String: Any]
+        let sent = try #require(encoded.send(.stream))
+        let json = try JSONSerialization.jsonObject(with: sent.json) as! [String: Any]
         #expect(json["type"] as? String == "frame")
         #expect(json["seq"] as? Int == 9)
-        #expect(json["jpegBytes"] as? Int == encoded.jpeg.count)
+        #expect(json["jpegBytes"] as? Int == sent.jpeg.count)
         #expect(json["width"] as? Int == 32 && json["height"] as? Int == 24)
         let truth = (json["groundTruth"] as? [[String: Any]])?.first?["box"] as? [String: Double]
         #expect(truth == ["x": 0.25, "y": 0.25, "w": 0.5, "h": 0.5])

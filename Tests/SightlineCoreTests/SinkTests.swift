@@ -94,7 +94,8 @@ final class StuckConsumer: FrameConsumer {
         let received = recorder.received
         #expect(received.map(\.seq) == Array(1...60))
         #expect(received.allSatisfy { $0.detections.map(\.label) == ["seq\($0.seq)"] })
-        #expect(received.allSatisfy { $0.stageSeconds[.template] != nil && $0.stageSeconds[.encode] != nil })
+        // Neither sink takes JPEG: no frame was encoded.
+        #expect(received.allSatisfy { $0.stageSeconds[.template] != nil && $0.stageSeconds[.encode] == nil })
         #expect(stats.snapshot().processed == 60)
         // The stuck sink still holds frame 1; of the rest, only the newest waits.
         #expect(taken.value == 1)
@@ -158,8 +159,9 @@ final class StuckConsumer: FrameConsumer {
         sink.deliver(frame)
         #expect(wakes.value == 1)
         let latest = try #require(sink.slot.latest)
-        #expect(latest.index == 2 && latest.jpeg == Data([1, 2, 3]))
-        let json = try JSONSerialization.jsonObject(with: latest.json) as! [String: Any]
+        let sent = try #require(latest.send(.stream))
+        #expect(latest.index == 2 && sent.jpeg == Data([1, 2, 3]))
+        let json = try JSONSerialization.jsonObject(with: sent.json) as! [String: Any]
         #expect(json["jpegBytes"] as? Int == 3)
         #expect((json["detections"] as? [[String: Any]])?.first?["label"] as? String == "logo")
         #expect(sink.counts.delivered == 2)

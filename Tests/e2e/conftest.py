@@ -395,8 +395,12 @@ def check_frame_pairs(log: FrameLog, who: str = "client") -> None:
         assert meta["jpegBytes"] == len(jpeg), \
             f"{who}: seq {seq}: jpegBytes={meta['jpegBytes']} but binary is {len(jpeg)} bytes"
         img = decode_jpeg(jpeg)
-        assert img.size == (meta["width"], meta["height"]), \
-            f"{who}: seq {seq}: JPEG decodes to {img.size}, JSON says {meta['width']}x{meta['height']}"
+        if img.size != (meta["width"], meta["height"]):
+            # A frame wider than video.jpegMaxWidth is streamed scaled down, proportions kept;
+            # the JSON says the full picture's size (boxes are normalized).
+            w, h = img.size
+            assert w < meta["width"] and abs(h - meta["height"] * w / meta["width"]) <= 1, \
+                f"{who}: seq {seq}: JPEG decodes to {img.size}, JSON says {meta['width']}x{meta['height']}"
         assert isinstance(meta["detections"], list)
         for d in meta["detections"]:
             box = d.get("box")

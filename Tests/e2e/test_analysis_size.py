@@ -45,7 +45,8 @@ def test_template_and_faces_are_boxed_where_the_1080p_scene_put_them(sightline, 
     state = server.state()
     assert state["faces"]["detector"] == "yunet-320", state.get("faces")
     # The first second: the first passes and the fine pass that finds the small face.
-    with server.ws() as ws:
+    # The full picture (?full=1): a 1080p frame's stream JPEG is at most 1280 wide.
+    with server.ws("/ws?full=1") as ws:
         receive_frames(ws, FrameLog(), seconds=3, timeout=30)
         log = receive_frames(ws, FrameLog(), pairs=PAIRS, timeout=60)
     log.check_ok()

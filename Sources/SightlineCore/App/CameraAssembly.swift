@@ -58,6 +58,7 @@ public struct CameraAssembly {
 
         var options = Pipeline.Options()
         options.debugDelaySeconds = settings.debugStageDelayMs / 1000
+        options.jpegSize = JPEGSizeRule(maxWidth: settings.jpegMaxWidth)
         let pipeline = Pipeline(mailbox: mailbox, stats: stats,
                                 stages: [ConvertStage(analysisSize: AnalysisSize(longSide: settings.analysisSize)),
                                          ConcurrentStages(detection)],

@@ -9,7 +9,8 @@ import SightlineHTTP
 /// `sightline bench`: builds the camera exactly as `serve` does (same
 /// `CameraAssembly`, same settings: source, templates, faces, quality) and
 ///  1. runs frames of its source through that pipeline one after another as
-///     fast as it takes them, timing each stage (what a frame costs);
+///     fast as it takes them, timing each stage (what a frame costs; its
+///     JPEG made as for one viewer at the stream's size, `jpegMaxWidth`);
 ///  2. runs the whole graph live for a while (capture loop at the source's
 ///     pace, pipeline, face worker) and reports what it sustained, with the
 ///     per-stage percentiles in the same form as `/api/state`'s `stages`.
@@ -28,6 +29,8 @@ public struct PipelineBenchmark {
         public var templates: [String]
         public var sinks: [String]
         public var jpegQuality: Int
+        /// The stream JPEG's widest (0: the frame's own size); the encode stage includes scaling to it.
+        public var jpegMaxWidth: Int
     }
 
     public struct Report: Codable, Sendable {
@@ -79,7 +82,7 @@ public struct PipelineBenchmark {
             let frame = Frame(seq: seq, capturedAt: MonotonicClock.wallSeconds(), capturedNanos: MonotonicClock.nanos(),
                               image: captured.image, groundTruth: captured.groundTruth)
             let start = MonotonicClock.nanos()
-            let processed = try graph.pipeline.process(frame)
+            let processed = try graph.pipeline.process(frame, jpegSizes: [.stream])
             samples["total", default: []].append(Double(MonotonicClock.nanos() - start) / 1e6)
             for (stage, seconds) in processed.stageSeconds { samples[stage.rawValue, default: []].append(seconds * 1000) }
             if let truth = captured.groundTruth.first {
@@ -95,7 +98,7 @@ public struct PipelineBenchmark {
         let encodeMean = (samples["encode"] ?? [0]).reduce(0, +) / Double(max(1, samples["encode"]?.count ?? 1))
         let description = Graph(source: settings.source, stages: graph.stageNames, faces: graph.facesInfo,
                                 templates: graph.templates.all.map(\.name), sinks: liveSeconds > 0 ? ["latency"] : [],
-                                jpegQuality: settings.jpegQuality)
+                                jpegQuality: settings.jpegQuality, jpegMaxWidth: settings.jpegMaxWidth)
         return Report(graph: description, width: format.width, height: format.height, frames: count,
                       stagesMs: samples.mapValues(Self.timing),
                       encodeMegapixelsPerSecond: encodeMean > 0
@@ -143,7 +146,8 @@ public struct PipelineBenchmark {
 }
 
 /// The benchmark's sink: each frame's capture-to-publish age and stage
-/// times, in the histograms `/api/state` reads its percentiles from.
+/// times, in the histograms `/api/state` reads its percentiles from. It
+/// takes JPEG at the stream's size, as one viewer would.
 /// `deliver` runs on the pipeline thread; it only records, under a `Mutex`.
 final class LatencySink: FrameSink {
     struct Recorded: Sendable {
@@ -152,6 +156,7 @@ final class LatencySink: FrameSink {
     }
 
     let name = "latency"
+    var wantedJPEG: Set<JPEGSize> { [.stream] }
     private let data = Locked((recorded: Recorded(), counts: SinkCounts()))
 
     func deliver(_ frame: ProcessedFrame) {

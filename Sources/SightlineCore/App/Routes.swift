@@ -50,7 +50,8 @@ enum Routes {
     static func prefixed(_ route: Route, camera: String) -> Route {
         let path = route.pattern.text
         let moved = path.hasPrefix("/api/") ? "/api/cameras/\(camera)/" + path.dropFirst("/api/".count) : "/cam/\(camera)" + path
-        return Route(route.method, moved, access: route.access, route.execution, handler: route.handler)
+        return Route(route.method, moved, access: route.access, route.execution, inlineAnswer: route.inlineAnswer,
+                     handler: route.handler)
     }
 
     /// After the cameras' own: each camera route with the name as a parameter,
@@ -61,7 +62,7 @@ enum Routes {
     /// (`CameraFeeds.feed(forPath:)`).
     static func anyCaseRoutes(_ cameras: [(name: String, parts: Parts)]) -> [Route] {
         var order: [String] = []
-        var byPath: [String: (template: Route, handlers: [String: Route.Handler])] = [:]
+        var byPath: [String: (template: Route, handlers: [String: Route])] = [:]
         for camera in cameras {
             for route in cameraRoutes(camera.parts) {
                 let template = prefixed(route, camera: "{camera}")
@@ -70,18 +71,25 @@ enum Routes {
                     order.append(key)
                     byPath[key] = (template, [:])
                 }
-                byPath[key]?.handlers[CameraRoster.key(camera.name)] = route.handler
+                byPath[key]?.handlers[CameraRoster.key(camera.name)] = route
             }
         }
         return order.compactMap { byPath[$0] }.map { entry in
-            let handlers = entry.handlers
+            let routes: [String: Route] = entry.handlers
+            var inline: Route.InlineAnswer?
+            if routes.values.contains(where: { $0.inlineAnswer != nil }) {
+                inline = { request -> HTTPResponse? in
+                    guard let route = routes[CameraRoster.key(request.parameters["camera"] ?? "")] else { return nil }
+                    return route.inlineAnswer?(request)
+                }
+            }
             return Route(entry.template.method, entry.template.pattern.text, access: entry.template.access,
-                         entry.template.execution) { request in
+                         entry.template.execution, inlineAnswer: inline) { request in
                 let name = request.parameters["camera"] ?? ""
-                guard let handler = handlers[CameraRoster.key(name)] else {
+                guard let route = routes[CameraRoster.key(name)] else {
                     return .error(404, "no such camera", detail: "'\(name)' is not among GET /api/cameras")
                 }
-                return handler(request)
+                return route.handler(request)
             }
         }
     }
@@ -89,30 +97,38 @@ enum Routes {
     /// The page, its ?action= forms (the first camera's) and signing in.
     static func serverRoutes(_ parts: Parts) -> [Route] {
         [
-            // The page is open (it signs the browser in); its ?action= forms are the camera.
-            Route(.get, "/", access: .anyone) { request in
-                if request.query["action"] != nil, let refusal = parts.auth.refusal(for: request, needs: .viewer) {
-                    return refusal
-                }
-                switch request.query["action"] {
-                case nil: return parts.staticFiles.response(for: request.path)
-                case "stream": return Self.stream()
-                case "snapshot": return snapshotResponse(parts)
-                default: return .error(400, "unknown action", detail: "use ?action=stream or ?action=snapshot")
-                }
+            // The page is open (it signs the browser in); its ?action= forms are the camera. Answered
+            // inline but for a snapshot whose JPEG nobody has made yet, which the worker encodes.
+            Route(.get, "/", access: .anyone, .worker, inlineAnswer: { request in page(request, parts, encode: false) }) { request in
+                page(request, parts, encode: true) ?? .error(500, "no answer")
             },
         ] + SessionAPI(auth: parts.auth).routes
     }
 
-    private static func snapshotResponse(_ parts: Parts) -> HTTPResponse {
-        parts.live() ? Self.snapshot(parts.latestFrame())
-            : .error(503, "no signal", detail: "the source delivers no frames now; see /api/state")
+    /// `/` and its ?action= forms; nil for a snapshot that needs encoding when `encode` is false.
+    private static func page(_ request: HTTPRequest, _ parts: Parts, encode: Bool) -> HTTPResponse? {
+        if request.query["action"] != nil, let refusal = parts.auth.refusal(for: request, needs: .viewer) {
+            return refusal
+        }
+        switch request.query["action"] {
+        case nil: return parts.staticFiles.response(for: request.path)
+        case "stream": return Self.stream(request)
+        case "snapshot": return snapshotResponse(request, parts, encode: encode)
+        default: return .error(400, "unknown action", detail: "use ?action=stream or ?action=snapshot")
+        }
+    }
+
+    /// The newest frame's JPEG at the size asked for (`?full=1`: the full
+    /// picture). nil when it must be encoded and `encode` is false (the
+    /// service thread asks so; the worker then encodes it, once for everyone).
+    private static func snapshotResponse(_ request: HTTPRequest, _ parts: Parts, encode: Bool) -> HTTPResponse? {
+        guard parts.live() else { return .error(503, "no signal", detail: "the source delivers no frames now; see /api/state") }
+        return Self.snapshot(parts.latestFrame(), size: JPEGSize(query: request.query), encode: encode)
     }
 
     /// What belongs to one camera: its state, metrics, streams, snapshot, health and API.
     static func cameraRoutes(_ parts: Parts) -> [Route] {
-        let snapshot: Route.Handler = { _ in snapshotResponse(parts) }
-        let stream: Route.Handler = { _ in Self.stream() }
+        let stream: Route.Handler = { request in Self.stream(request) }
         var routes = [
             // Admins get the source's full spec; viewers its public form (no server paths).
             Route(.get, "/api/state", access: .viewer) { request in
@@ -120,7 +136,11 @@ enum Routes {
                 return .json(isAdmin(parts.auth, request) ? state : state.forViewer())
             },
             Route(.get, "/metrics", access: .viewer) { _ in .text(parts.metrics(), contentType: PrometheusText.contentType) },
-            Route(.get, "/snapshot.jpg", access: .viewer, handler: snapshot),
+            // Inline when the JPEG is made (someone watches it); encoded on the worker when nobody did.
+            Route(.get, "/snapshot.jpg", access: .viewer, .worker,
+                  inlineAnswer: { request in snapshotResponse(request, parts, encode: false) }) { request in
+                snapshotResponse(request, parts, encode: true) ?? .error(500, "no answer")
+            },
             // For supervisors: 200 while frames flow, 503 otherwise. Says nothing else, so it is open.
             Route(.get, "/healthz", access: .anyone) { _ in
                 parts.live() && parts.latestFrame() != nil
@@ -139,16 +159,32 @@ enum Routes {
         auth.credential(for: request).credential?.role == .admin
     }
 
-    static func snapshot(_ frame: EncodedFrame?) -> HTTPResponse {
+    /// `frame`'s JPEG at `size`: the one made, else (with `encode`; the
+    /// worker) made now from its pixels, else nil.
+    static func snapshot(_ frame: EncodedFrame?, size: JPEGSize = .stream, encode: Bool = true) -> HTTPResponse? {
         guard let frame else {
             return .error(503, "no frame yet", detail: "the source has not delivered a frame; see /api/state")
         }
-        return .data(frame.jpeg, contentType: "image/jpeg",
+        let jpeg: Data
+        if let made = frame.jpeg.made(size) {
+            jpeg = made
+        } else if encode {
+            do {
+                jpeg = try frame.jpeg.make(size)
+            } catch {
+                return .error(500, "cannot encode the snapshot", detail: "\(error)")
+            }
+        } else {
+            return nil
+        }
+        return .data(jpeg, contentType: "image/jpeg",
                      headers: [("cache-control:", "no-store"), ("x-sequence:", "\(frame.seq)")])
     }
 
-    static func stream() -> HTTPResponse {
+    /// `/stream.mjpg` (`?full=1`: of the full picture).
+    static func stream(_ request: HTTPRequest) -> HTTPResponse {
         HTTPResponse(status: 200, contentType: MJPEG.contentType,
-                     headers: [("cache-control:", "no-store"), ("pragma:", "no-cache")], body: .mjpegStream)
+                     headers: [("cache-control:", "no-store"), ("pragma:", "no-cache")],
+                     body: .mjpegStream(JPEGSize(query: request.query)))
     }
 }

@@ -18,6 +18,11 @@ public struct ServeSettings: Sendable {
     public var cameraFPS = 30.0
     public var demoTemplate = "config/demo-template.png"
     public var jpegQuality = 80
+    /// The JPEG stream's widest (`video.jpegMaxWidth`): a wider frame is
+    /// scaled down to it, proportions kept, before it is encoded for JPEG
+    /// viewers, `/stream.mjpg` and snapshots (`?full=1` asks for the full
+    /// picture; an MJPEG source's own JPEG goes as it is). 0: full size. Why 1280: `JPEGSizeRule`.
+    public var jpegMaxWidth = JPEGSizeRule.defaultMaxWidth
     /// Threads OpenCV's own parallel loops may use (`OpenCVThreads`); 1 runs
     /// each call on the thread that makes it.
     public var opencvThreads = 1
@@ -260,6 +265,7 @@ public struct ServeSettings: Sendable {
             if let v = video.lowKbps { self.video.lowBitrateKbps = v }
             if let v = video.maxLagSeconds { self.video.maxLagSeconds = v }
             if let v = video.passThrough { self.video.passThrough = v }
+            if let v = video.jpegMaxWidth { jpegMaxWidth = v }
         }
         if let v = config.server?.opencvThreads { opencvThreads = v }
         if let v = config.templates?.threshold { templateThreshold = v }
@@ -341,6 +347,9 @@ public struct ServeSettings: Sendable {
             throw ConfigError.invalid("server.opencvThreads must be 1-64, got \(opencvThreads)")
         }
         guard (1...100).contains(jpegQuality) else { throw ConfigError.invalid("jpeg quality must be 1-100, got \(jpegQuality)") }
+        guard jpegMaxWidth == 0 || (160...16384).contains(jpegMaxWidth) else {
+            throw ConfigError.invalid("video.jpegMaxWidth must be 0 (full size) or 160-16384, got \(jpegMaxWidth)")
+        }
         try video.validate()
         guard (0.0...1.0).contains(templateThreshold) else {
             throw ConfigError.invalid("templates.threshold must be 0-1, got \(templateThreshold)")

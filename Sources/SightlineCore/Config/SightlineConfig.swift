@@ -129,7 +129,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var discoveryPrefix: String?
     }
 
-    /// H.264 (`/ws?video=h264`): see VideoSettings.
+    /// H.264 (`/ws?video=h264`): see VideoSettings; and the JPEG stream's size (`jpegMaxWidth`: see ServeSettings).
     public struct Video: Codable, Sendable, Equatable {
         public var h264: Bool?
         public var preset: String?
@@ -144,6 +144,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
         public var lowKbps: Int?
         public var maxLagSeconds: Double?
         public var passThrough: Bool?
+        public var jpegMaxWidth: Int?
     }
 
     /// One camera of `cameras:`: what it overrides of the top level's
@@ -202,7 +203,7 @@ public struct SightlineConfig: Codable, Sendable, Equatable {
              "logLevel", "camera", "events", "mqtt", "video", "publish", "record", "cameras", "media"],
         "record": ["enabled", "segmentSeconds", "maxAgeHours", "maxGigabytes"],
         "video": ["h264", "preset", "crf", "bitrateKbps", "keyframeSeconds", "threads", "x264Params", "low", "lowScale", "lowMaxFps",
-                  "lowKbps", "maxLagSeconds", "passThrough"],
+                  "lowKbps", "maxLagSeconds", "passThrough", "jpegMaxWidth"],
         "events": ["enabled", "minSeconds", "endAfterSeconds", "updateSeconds", "minUpdateSeconds", "maxEvents",
                    "maxAgeDays", "maxMegabytes", "clips", "preCaptureSeconds", "postCaptureSeconds", "maxClipSeconds"],
         "mqtt": ["host", "port", "username", "password", "caFile", "certFile", "keyFile", "clientId", "topicPrefix",

@@ -17,22 +17,35 @@ public struct EventChange: Sendable {
     public let frameTime: Double
     /// Monotonic capture time of that frame, nanoseconds (for latency).
     public let frameNanos: UInt64
-    /// The best frame's JPEG as encoded for the stream (shared, not copied).
-    public let bestJPEG: Data
+    /// The best frame's JPEGs (shared, not copied): its snapshot is
+    /// `best.make(.full)`, the full picture, made once by whichever consumer
+    /// asks first (`bestJPEG`).
+    public let best: FrameJPEG
     /// The best frame changed since the previous message about this event
     /// (always true for `new`): snapshots and crops need writing again.
     public let bestChanged: Bool
 
     public init(type: Kind, before: EventRecord, after: EventRecord, frameTime: Double, frameNanos: UInt64,
-                bestJPEG: Data, bestChanged: Bool) {
+                best: FrameJPEG, bestChanged: Bool) {
         self.type = type
         self.before = before
         self.after = after
         self.frameTime = frameTime
         self.frameNanos = frameNanos
-        self.bestJPEG = bestJPEG
+        self.best = best
         self.bestChanged = bestChanged
     }
+
+    /// With the snapshot given (tests).
+    public init(type: Kind, before: EventRecord, after: EventRecord, frameTime: Double, frameNanos: UInt64,
+                bestJPEG: Data, bestChanged: Bool) {
+        self.init(type: type, before: before, after: after, frameTime: frameTime, frameNanos: frameNanos,
+                  best: FrameJPEG(encoded: bestJPEG), bestChanged: bestChanged)
+    }
+
+    /// The best frame's snapshot (the full picture), encoded on this thread
+    /// unless it was made already; nil when it cannot be made.
+    public var bestJPEG: Data? { try? best.make(.full) }
 }
 
 /// What one frame (or one tick without frames) changed: event messages in

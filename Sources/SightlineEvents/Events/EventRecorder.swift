@@ -9,12 +9,13 @@ import SightlinePipeline
 /// (`sightline.events`), so a slow or stalled disk never slows the pipeline.
 ///
 /// `enqueue` never waits: it keeps the newest state of each event waiting to
-/// be written (one entry per event, with the newest best-frame JPEG when it
+/// be written (one entry per event, with the newest best frame when it
 /// changed), so intermediate states coalesce and nothing is lost but them.
 /// At most `capacity` events wait; beyond that the oldest waiting one is
-/// dropped and counted. The thread writes the snapshot (the stream's JPEG
-/// as it is), makes the crop (decode once, cut, encode), writes the record,
-/// then applies retention.
+/// dropped and counted. The thread writes the snapshot (the best frame's
+/// full-size JPEG: made here unless another consumer made it, or an MJPEG
+/// source's own), makes the crop (decode once, cut, encode), writes the
+/// record, then applies retention.
 ///
 /// Threads: `enqueue` from the pipeline thread (and the thread stopping the
 /// sink); the waiting events are in a `Mutex`, the semaphore only wakes the
@@ -35,7 +36,7 @@ public final class EventRecorder: Sendable {
 
     private struct Pending {
         var record: EventRecord
-        var jpeg: Data?
+        var best: FrameJPEG?
     }
 
     private struct State {
@@ -77,10 +78,10 @@ public final class EventRecorder: Sendable {
                 let id = change.after.id
                 if var pending = state.items[id] {
                     pending.record = change.after
-                    if change.bestChanged { pending.jpeg = change.bestJPEG }
+                    if change.bestChanged { pending.best = change.best }
                     state.items[id] = pending
                 } else {
-                    state.items[id] = Pending(record: change.after, jpeg: change.bestChanged ? change.bestJPEG : nil)
+                    state.items[id] = Pending(record: change.after, best: change.bestChanged ? change.best : nil)
                     state.order.append(id)
                 }
             }
@@ -145,8 +146,14 @@ public final class EventRecorder: Sendable {
     }
 
     private func write(_ pending: Pending, cropper: EventCropper?) {
+        var jpeg: Data?
+        do {
+            jpeg = try pending.best?.make(.full)
+        } catch {
+            logger.warning("events: cannot encode the snapshot", metadata: ["event": "\(pending.record.id)", "error": "\(error)"])
+        }
         var crop: Data?
-        if let jpeg = pending.jpeg, let cropper {
+        if let jpeg, let cropper {
             do {
                 crop = try cropper.crop(jpeg, box: pending.record.best.box)
             } catch {
@@ -154,7 +161,7 @@ public final class EventRecorder: Sendable {
             }
         }
         do {
-            let saved = try store.save(pending.record, snapshot: pending.jpeg, crop: crop)
+            let saved = try store.save(pending.record, snapshot: jpeg, crop: crop)
             let recovered = state.withLock { state -> Bool in
                 if saved { state.counts.saved += 1 }
                 defer { state.counts.lastError = nil }

@@ -14,7 +14,9 @@ import SightlineHTTP
 /// Things that vanish before lasting `minSeconds` are not events.
 ///
 /// Memory only and cheap (a few dictionary and array steps per detection;
-/// the best frame's JPEG is kept by reference, not copied), so `EventSink`
+/// the best frame's JPEGs are kept by reference, `FrameJPEG`, and made only
+/// when a message needs the snapshot: until then a track holds that frame's
+/// pixels, afterwards only its JPEG), so `EventSink`
 /// runs it on the pipeline thread for every frame and never misses a
 /// track's birth or death. A value type: whoever owns it guards it.
 public struct EventTracker: Sendable {
@@ -31,7 +33,7 @@ public struct EventTracker: Sendable {
         public var minUpdateSeconds = 1.0
         /// How much the best score must grow to count as a change.
         public var scoreStep = 0.01
-        /// Things followed at once at most (each keeps one JPEG); more are counted in `untracked`.
+        /// Things followed at once at most (each keeps one best frame); more are counted in `untracked`.
         public var maxTracked = 64
 
         public init() {}
@@ -47,7 +49,8 @@ public struct EventTracker: Sendable {
         var firstNanos: UInt64
         var lastNanos: UInt64
         var lastMessageNanos: UInt64 = 0
-        var bestJPEG: Data
+        /// The best frame's JPEGs (its pixels until its snapshot is made).
+        var best: FrameJPEG
         var bestChangedSinceMessage = true
     }
 
@@ -79,6 +82,7 @@ public struct EventTracker: Sendable {
     public mutating func observe(_ frame: ProcessedFrame) -> EventBatch {
         let now = frame.capturedNanos
         clock = (now, frame.capturedAt)
+        keepOnlyMadeSnapshots()
         var seen = Set<String>()
         for detection in frame.detections where detection.kind == .face {
             guard let trackID = detection.id else { continue }
@@ -177,7 +181,7 @@ public struct EventTracker: Sendable {
             lastTime: frame.capturedAt, lastSeq: frame.seq, frames: 1, score: detection.score, box: detection.box,
             best: Self.best(detection, frame: frame), width: frame.width, height: frame.height)
         tracks.append(Track(record: record, firstNanos: frame.capturedNanos, lastNanos: frame.capturedNanos,
-                            bestJPEG: frame.jpeg))
+                            best: frame.jpeg))
         return id
     }
 
@@ -194,11 +198,19 @@ public struct EventTracker: Sendable {
         }
         if detection.score > record.best.score {
             record.best = Self.best(detection, frame: frame)
-            tracks[index].bestJPEG = frame.jpeg
+            tracks[index].best = frame.jpeg
             tracks[index].bestChangedSinceMessage = true
         }
         tracks[index].record = record
         tracks[index].lastNanos = frame.capturedNanos
+    }
+
+    /// A best frame whose snapshot was made (by a message's consumer) is kept
+    /// as that JPEG alone, without the frame's pixels.
+    private mutating func keepOnlyMadeSnapshots() {
+        for index in tracks.indices where tracks[index].best.holdsPixels {
+            if let jpeg = tracks[index].best.made(.full) { tracks[index].best = FrameJPEG(encoded: jpeg) }
+        }
     }
 
     private static func best(_ detection: Detection, frame: ProcessedFrame) -> EventRecord.Best {
@@ -230,7 +242,7 @@ public struct EventTracker: Sendable {
         if type == .end { after.endTime = after.lastTime }
         let before = type == .new ? after : (tracks[index].sent ?? after)
         let change = EventChange(type: type, before: before, after: after, frameTime: type == .end ? wall : after.lastTime,
-                                 frameNanos: nanos, bestJPEG: tracks[index].bestJPEG,
+                                 frameNanos: nanos, best: tracks[index].best,
                                  bestChanged: type == .new || tracks[index].bestChangedSinceMessage)
         tracks[index].sent = after
         tracks[index].lastMessageNanos = nanos

@@ -15,7 +15,9 @@ import SightlinePipeline
 /// runtime, whose retained topics and discovery configs are cleared; without
 /// for one that never started.
 ///
-/// Threads: `enqueue` from the camera's pipeline thread (never waits); the
+/// Threads: `enqueue` from the camera's pipeline thread (never waits for the
+/// broker; encodes an event's snapshot when its best frame changed and nobody
+/// made that JPEG yet, at most once a message, `events.minUpdateSeconds`); the
 /// rest from any thread; the catalog is in a `Mutex`.
 public final class MQTTCameraChannel: Sendable {
     public let camera: String
@@ -38,13 +40,14 @@ public final class MQTTCameraChannel: Sendable {
     /// The outbox lane of this camera.
     var lane: String { camera }
 
-    /// Event messages, their snapshots and the counts (pipeline thread; never waits).
+    /// Event messages, their snapshots and the counts (pipeline thread; never waits for the broker).
     public func enqueue(_ batch: EventBatch) {
         let outbox = publisher.outbox
         for change in batch.changes {
             outbox.push(.event(change.type, before: change.before, after: change.after, clips: clips), lane: lane)
-            if change.bestChanged {
-                outbox.pushState(MQTTMessage(topic: topics.snapshot(change.after.label), payload: change.bestJPEG,
+            // The snapshot is made here if the events thread has not made it yet (once for both).
+            if change.bestChanged, let snapshot = change.bestJPEG {
+                outbox.pushState(MQTTMessage(topic: topics.snapshot(change.after.label), payload: snapshot,
                                              qos: 1, retain: true), lane: lane)
             }
         }

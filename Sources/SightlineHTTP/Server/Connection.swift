@@ -62,6 +62,9 @@ final class Connection {
     var pendingBinary: EncodedFrame?
     /// WebSocket `?video=h264`: its place in the video feed (nil: JPEG).
     var video: H264Viewer?
+    /// A JPEG stream (`/ws` JPEG, `/stream.mjpg`): the size it takes, counted
+    /// in its camera's `JPEGViewers` until it closes (nil: none).
+    var jpegSize: JPEGSize?
     /// WebSocket: bytes of the incoming message so far.
     var incomingMessageBytes = 0
 

@@ -1,4 +1,5 @@
 import Foundation
+import SightlinePipeline
 
 /// Every open connection the server tracks, by lws handle and (HTTP) by id,
 /// and what a WebSocket asked for between its upgrade and ESTABLISHED.
@@ -12,6 +13,8 @@ final class ConnectionTable {
         var credentialCheckedNanos: UInt64 = 0
         /// `?video=`.
         var format: StreamFormat = .jpeg
+        /// `?full=1`: JPEGs of the full picture.
+        var jpegSize = JPEGSize.stream
         /// The camera its path names (nil: the first's).
         var camera: CameraFeed?
     }

@@ -6,7 +6,9 @@ import SightlineSupport
 import SightlinePipeline
 
 /// Sends the newest frame to every streaming client whose socket can take
-/// it: `/ws` viewers (each frame's JSON, then its JPEG; or with `?video=h264`
+/// it: `/ws` viewers (each frame's JSON, then its JPEG at the size the viewer
+/// takes, `JPEGSize`, which its camera's `JPEGViewers` count so the pipeline
+/// makes it; or with `?video=h264`
 /// the H.264 feed through an `H264Viewer`) and `/stream.mjpg` viewers (one
 /// multipart part per frame), each from the camera it asked for (`CameraFeed`:
 /// `/ws` the first, `/cam/NAME/ws` camera NAME). Each camera's pipeline leaves
@@ -115,9 +117,27 @@ final class FrameFanOut {
         }
         if case .h264(let pinned)? = upgrade?.format, let video = camera.video {
             startVideo(wsi, connection, pinned: pinned, feed: video)
-        } else if camera.frames.latest != nil {
-            lws_callback_on_writable(wsi)
+        } else {
+            startJPEG(connection, size: upgrade?.jpegSize ?? .stream)
+            if camera.frames.latest?.send(connection.jpegSize ?? .stream) != nil { lws_callback_on_writable(wsi) }
         }
+    }
+
+    /// Service thread: a JPEG stream starts: its size is counted (the pipeline
+    /// makes that JPEG from the next frame on). A newest frame made at no size
+    /// it takes is not due to it, nor a skip.
+    private func startJPEG(_ connection: Connection, size: JPEGSize) {
+        guard let camera = connection.camera else { return }
+        connection.jpegSize = size
+        camera.frames.viewers.change(size, by: 1)
+        if let latest = camera.frames.latest, latest.send(size) == nil { connection.accountedThrough = latest.index }
+    }
+
+    /// Service thread: a JPEG stream ended.
+    private func endJPEG(_ connection: Connection) {
+        guard let size = connection.jpegSize, let camera = connection.camera else { return }
+        connection.jpegSize = nil
+        camera.frames.viewers.change(size, by: -1)
     }
 
     /// Service thread (LWS_CALLBACK_SERVER_WRITEABLE): ends a revoked stream
@@ -141,6 +161,7 @@ final class FrameFanOut {
     func webSocketClosed(_ wsi: OpaquePointer) {
         guard let connection = table.remove(wsi), let camera = connection.camera else { return }
         camera.stats.clients(.webSocket, change: -1)
+        endJPEG(connection)
         if let viewer = connection.video, let video = camera.video {
             viewer.leave(video)
             camera.videoStats?.viewerLeft(id: connection.id)
@@ -165,24 +186,29 @@ final class FrameFanOut {
         return 0
     }
 
-    /// Service thread: JSON first, then on the next writeable callback the JPEG of the same frame.
+    /// Service thread: JSON first, then on the next writeable callback the JPEG
+    /// of the same frame, both of the size the viewer takes. A frame published
+    /// without that size (made before the viewer came) is not sent: the next one is.
     private func sendWebSocket(_ wsi: OpaquePointer) -> Int32 {
         guard let connection = table[wsi], let camera = connection.camera else { return -1 }
         let stats = camera.stats
+        let size = connection.jpegSize ?? .stream
         if let frame = connection.pendingBinary {
+            guard let pair = frame.send(size) else { return -1 }  // its JSON went out: never without its JPEG
             let start = MonotonicClock.nanos()
-            guard ResponseWriter.write(wsi, frame.jpeg, LWS_WRITE_BINARY) else { return -1 }
+            guard ResponseWriter.write(wsi, pair.jpeg, LWS_WRITE_BINARY) else { return -1 }
             let now = MonotonicClock.nanos()
             stats.stage(.send, seconds: Double(now - start) / 1e9)
-            stats.frameSent(seq: frame.seq, bytes: frame.json.count + frame.jpeg.count,
+            stats.frameSent(seq: frame.seq, bytes: pair.json.count + pair.jpeg.count,
                             latencySeconds: Double(now &- frame.capturedNanos) / 1e9)
             connection.pendingBinary = nil
             if let latest = camera.frames.latest, latest.index > connection.lastFrameIndex { lws_callback_on_writable(wsi) }
             return 0
         }
-        guard let frame = camera.frames.latest, frame.index > connection.lastFrameIndex else { return 0 }
+        guard let frame = camera.frames.latest, frame.index > connection.lastFrameIndex,
+              let pair = frame.send(size) else { return 0 }
         markSent(frame, to: connection)
-        guard ResponseWriter.write(wsi, frame.json, LWS_WRITE_TEXT) else { return -1 }
+        guard ResponseWriter.write(wsi, pair.json, LWS_WRITE_TEXT) else { return -1 }
         connection.pendingBinary = frame
         lws_callback_on_writable(wsi)
         return 0
@@ -254,7 +280,7 @@ final class FrameFanOut {
 
     /// Service thread: an MJPEG answer's head is out; the connection is a
     /// stream from now on, under the credential its request presented.
-    func startMJPEG(_ wsi: OpaquePointer, _ connection: Connection) {
+    func startMJPEG(_ wsi: OpaquePointer, _ connection: Connection, size: JPEGSize) {
         // nil: a camera removed since its route answered; the stream ends at once.
         let found = cameras.feed(forPath: connection.requestPath)?.feed
         let camera = found ?? cameras.first
@@ -264,6 +290,7 @@ final class FrameFanOut {
         connection.credential = connection.streamCredential
         connection.accountedThrough = camera.frames.latest.map { $0.index - 1 } ?? 0
         camera.stats.clients(.mjpeg, change: 1)
+        startJPEG(connection, size: size)
         // lws would not notice the client leave (see DepartureWatch).
         DepartureWatch.start(wsi)
         lws_callback_on_writable(wsi)
@@ -277,14 +304,16 @@ final class FrameFanOut {
         // first call comes on the writeable callback `startMJPEG` asked for, after that.
         lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
         guard let camera = connection.camera else { return -1 }
-        guard let frame = camera.frames.latest, frame.index > connection.lastFrameIndex else {
+        // A frame published without this stream's size (made before it came) is not sent: the next one is.
+        guard let frame = camera.frames.latest, frame.index > connection.lastFrameIndex,
+              let jpeg = frame.send(connection.jpegSize ?? .stream)?.jpeg else {
             pauseIfSent(wsi)
             return 0
         }
         if lws_send_pipe_choked(wsi) != 0 { return 0 }
         markSent(frame, to: connection)
-        var part = Data(MJPEG.partHead(length: frame.jpeg.count, seq: frame.seq, capturedAt: frame.capturedAt).utf8)
-        part.append(frame.jpeg)
+        var part = Data(MJPEG.partHead(length: jpeg.count, seq: frame.seq, capturedAt: frame.capturedAt).utf8)
+        part.append(jpeg)
         part.append(contentsOf: [13, 10])
         guard ResponseWriter.write(wsi, part, LWS_WRITE_HTTP) else { return -1 }
         camera.stats.frameSent(seq: frame.seq, bytes: part.count,
@@ -301,6 +330,9 @@ final class FrameFanOut {
 
     /// Service thread (LWS_CALLBACK_CLOSED_HTTP of a connection that was an MJPEG stream, or any HTTP one).
     func httpClosed(_ connection: Connection) {
-        if connection.role == .mjpeg { connection.camera?.stats.clients(.mjpeg, change: -1) }
+        if connection.role == .mjpeg {
+            connection.camera?.stats.clients(.mjpeg, change: -1)
+            endJPEG(connection)
+        }
     }
 }

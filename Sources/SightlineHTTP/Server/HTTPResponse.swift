@@ -6,8 +6,8 @@ import SightlinePipeline
 public struct HTTPResponse: Sendable {
     public enum Body: Sendable {
         case data(Data)
-        /// multipart/x-mixed-replace JPEG parts for as long as the client reads.
-        case mjpegStream
+        /// multipart/x-mixed-replace JPEG parts at this size for as long as the client reads.
+        case mjpegStream(JPEGSize)
     }
 
     public var status: Int

@@ -354,6 +354,7 @@ final class RequestReader {
         case .success(let format):
             upgrade.format = format
         }
+        upgrade.jpegSize = JPEGSize(query: request.query)
         // The stream ends if this credential is revoked (see FrameFanOut.endRevokedStreams).
         upgrade.credential = access?.credential(for: request).credential
         upgrade.credentialCheckedNanos = MonotonicClock.nanos()

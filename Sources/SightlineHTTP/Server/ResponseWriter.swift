@@ -30,9 +30,9 @@ final class ResponseWriter {
             connection.closeAfterResponse = true
             guard Self.writeHead(wsi, response.status, response.contentType, -1, response.headers) else { return -1 }
             return finishExchange(wsi, connection)
-        case .mjpegStream:
+        case .mjpegStream(let size):
             guard Self.writeHead(wsi, response.status, response.contentType, -1, response.headers) else { return -1 }
-            fanOut.startMJPEG(wsi, connection)
+            fanOut.startMJPEG(wsi, connection, size: size)
             return 0
         case .data(let body):
             var headers = response.headers

@@ -28,19 +28,25 @@ public enum Execution: Sendable, Equatable {
 /// where it runs, and what answers it.
 public struct Route: Sendable {
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+    /// A worker route's answer when memory has it (on the service thread, in
+    /// microseconds), or nil when the handler must run on the worker.
+    public typealias InlineAnswer = @Sendable (HTTPRequest) -> HTTPResponse?
 
     public let method: HTTPRequest.Method
     public let pattern: PathPattern
     public let access: Access
     public let execution: Execution
     public let handler: Handler
+    /// `.worker` routes: the answer that needs no worker, when there is one (nil: always the worker).
+    public let inlineAnswer: InlineAnswer?
 
     public init(_ method: HTTPRequest.Method, _ pattern: String, access: Access, _ execution: Execution = .inline,
-                handler: @escaping Handler) {
+                inlineAnswer: InlineAnswer? = nil, handler: @escaping Handler) {
         self.method = method
         self.pattern = PathPattern(pattern)
         self.access = access
         self.execution = execution
+        self.inlineAnswer = inlineAnswer
         self.handler = handler
     }
 }
@@ -126,7 +132,9 @@ public struct Router: Sendable {
             matched.parameters = parameters
             switch route.execution {
             case .inline: return .respond(route.handler(matched))
-            case .worker: return .work(matched, route.handler)
+            case .worker:
+                if let answer = route.inlineAnswer?(matched) { return .respond(answer) }
+                return .work(matched, route.handler)
             }
         }
     }

@@ -5,9 +5,12 @@ import SightlineVision
 import SightlineSupport
 
 /// The serial pipeline: takes the newest frame from the mailbox, runs the
-/// stages, encodes the JPEG once, and hands the `ProcessedFrame` to every
-/// sink (each sink takes it into its own one-slot mailbox and returns at
-/// once, so no sink can slow the pipeline).
+/// stages, encodes the JPEGs its sinks take now (`FrameSink.wantedJPEG`: a
+/// JPEG viewer's size; none while nobody takes JPEG, and none of a frame that
+/// carries its MJPEG source's own JPEG), and hands the `ProcessedFrame` to
+/// every sink (each sink takes it into its own one-slot mailbox and returns
+/// at once, so no sink can slow the pipeline). A JPEG nobody took then is made
+/// later by whoever asks for it (`FrameJPEG`), off this thread.
 ///
 /// Frame budget: 1/fps of the source. A frame that arrived while the
 /// pipeline was busy and waited so long that it would reach clients later
@@ -26,6 +29,8 @@ public final class Pipeline: @unchecked Sendable {
         public var maxAgeBudgets = 2.0
         /// Test hook: extra time every frame spends in the pipeline.
         public var debugDelaySeconds = 0.0
+        /// How wide the stream's JPEG may be (`video.jpegMaxWidth`).
+        public var jpegSize = JPEGSizeRule()
         public init() {}
     }
 
@@ -61,7 +66,8 @@ public final class Pipeline: @unchecked Sendable {
         stageNames = stages.flatMap(\.names) + [StageName.encode.rawValue]
     }
 
-    /// The stages' names in the order they run, ending with the encode.
+    /// The stages' names in the order they run, ending with the encode (which
+    /// runs only on frames someone takes as JPEG).
     public let stageNames: [String]
 
     public func start() {
@@ -116,9 +122,11 @@ public final class Pipeline: @unchecked Sendable {
         averageProcessing = averageProcessing == 0 ? spent : averageProcessing * 0.9 + spent * 0.1
     }
 
-    /// The stages and the JPEG encode on one frame; each stage's time goes
-    /// to the stats and into the result.
-    public func process(_ frame: Frame) throws -> ProcessedFrame {
+    /// The stages on one frame, then its JPEG at each size in `jpegSizes`
+    /// (nil: the sizes the sinks take now); each stage's time goes to the
+    /// stats and into the result, the encode's only when it ran (the stats
+    /// get it from the `FrameJPEG`, which reports whoever encodes).
+    public func process(_ frame: Frame, jpegSizes: Set<JPEGSize>? = nil) throws -> ProcessedFrame {
         var context = FrameContext(frame: frame)
         for stage in stages {
             try stage.run(&context)
@@ -126,10 +134,16 @@ public final class Pipeline: @unchecked Sendable {
         if options.debugDelaySeconds > 0 {
             clock.sleep(until: clock.nanos() + UInt64(options.debugDelaySeconds * 1e9))
         }
-        let encodeStart = clock.nanos()
-        let jpeg = try encoder.encode(frame.image)
-        context.stageSeconds[.encode] = Double(clock.nanos() - encodeStart) / 1e9
         for (name, seconds) in context.stageSeconds { stats.stage(name, seconds: seconds) }
+        let stats = stats
+        let jpeg = FrameJPEG(image: frame.image, source: frame.sourceUnit, quality: encoder.quality, rule: options.jpegSize,
+                             encoded: { stats.stage(.encode, seconds: $0) })
+        let wanted = jpegSizes ?? sinks.reduce(into: Set<JPEGSize>()) { $0.formUnion($1.wantedJPEG) }
+        if !wanted.isEmpty, !jpeg.fromSource {
+            let encodeStart = clock.nanos()
+            for size in JPEGSize.allCases where wanted.contains(size) { _ = try jpeg.make(size, encoder: encoder) }
+            context.stageSeconds[.encode] = Double(clock.nanos() - encodeStart) / 1e9
+        }
         return ProcessedFrame(seq: frame.seq, capturedAt: frame.capturedAt, capturedNanos: frame.capturedNanos,
                               width: frame.image.width, height: frame.image.height, jpeg: jpeg,
                               image: frame.image, detections: context.detections, groundTruth: frame.groundTruth,

@@ -2,7 +2,8 @@ import Foundation
 import SightlineVision
 
 /// What the pipeline makes of one frame, handed to every sink: the frame's
-/// identity and size, its JPEG (encoded once, shared by every sink), its
+/// identity and size, its JPEGs (`FrameJPEG`: made when someone takes JPEG,
+/// once per size, shared by every sink), its
 /// pixels (for sinks that encode them again, H.264), the detections in wire
 /// form, the source's ground truth when it has one, and how long each stage
 /// took on it. Immutable, so sinks on other threads share it freely.
@@ -14,7 +15,9 @@ public struct ProcessedFrame: Sendable {
     public let capturedNanos: UInt64
     public let width: Int
     public let height: Int
-    public let jpeg: Data
+    /// The frame's JPEGs: those made for the viewers when the pipeline handed
+    /// it on, any other made when first asked for.
+    public let jpeg: FrameJPEG
     /// The frame's BGR pixels, read-only from here on: every source makes a
     /// new buffer for every frame and no stage writes into it, so a sink on
     /// another thread may read it for as long as it holds the frame. Nil
@@ -28,7 +31,7 @@ public struct ProcessedFrame: Sendable {
     /// The picture as the source encoded it, when it can be passed on.
     public let sourceUnit: SourceUnit?
 
-    public init(seq: UInt64, capturedAt: Double, capturedNanos: UInt64, width: Int, height: Int, jpeg: Data,
+    public init(seq: UInt64, capturedAt: Double, capturedNanos: UInt64, width: Int, height: Int, jpeg: FrameJPEG,
                 image: ImageBuffer? = nil, detections: [Detection], groundTruth: [GroundTruthBox] = [],
                 stageSeconds: [StageName: Double] = [:], sourceUnit: SourceUnit? = nil) {
         self.sourceUnit = sourceUnit
@@ -44,9 +47,19 @@ public struct ProcessedFrame: Sendable {
         self.stageSeconds = stageSeconds
     }
 
-    /// The `/ws` text message for this frame (see DESIGN.md).
+    /// A frame whose JPEG is given, every size's (tests).
+    public init(seq: UInt64, capturedAt: Double, capturedNanos: UInt64, width: Int, height: Int, jpeg: Data,
+                image: ImageBuffer? = nil, detections: [Detection], groundTruth: [GroundTruthBox] = [],
+                stageSeconds: [StageName: Double] = [:], sourceUnit: SourceUnit? = nil) {
+        self.init(seq: seq, capturedAt: capturedAt, capturedNanos: capturedNanos, width: width, height: height,
+                  jpeg: FrameJPEG(encoded: jpeg), image: image, detections: detections, groundTruth: groundTruth,
+                  stageSeconds: stageSeconds, sourceUnit: sourceUnit)
+    }
+
+    /// The `/ws` text message for this frame (see DESIGN.md), without
+    /// `jpegBytes`: the stream sink adds each JPEG's own length.
     public var message: FrameMessage {
-        FrameMessage(seq: seq, capturedAt: capturedAt, width: width, height: height, jpegBytes: jpeg.count,
+        FrameMessage(seq: seq, capturedAt: capturedAt, width: width, height: height, jpegBytes: nil,
                      detections: detections,
                      groundTruth: FrameMessage.truths(groundTruth, width: width, height: height))
     }

@@ -21,6 +21,11 @@ public protocol FrameSink: AnyObject, Sendable {
     /// rate (`faces.maxRate`). While no sink does, faces are looked for at the
     /// idle rate (`faces.idleRate`) only. Must be cheap: an atomic or a lock.
     var consumesFaces: Bool { get }
+    /// Pipeline thread, every frame: the JPEG sizes this sink sends of each
+    /// frame now, which the pipeline encodes before `deliver` (none: no JPEG
+    /// is made for it; a sink that needs one only now and then makes it
+    /// itself through `ProcessedFrame.jpeg`, on its own thread). Must be cheap.
+    var wantedJPEG: Set<JPEGSize> { get }
     /// Pipeline thread: take the frame, without waiting for anything.
     func deliver(_ frame: ProcessedFrame)
     /// Frames delivered, consumed and skipped so far (any thread).
@@ -33,6 +38,7 @@ public protocol FrameSink: AnyObject, Sendable {
 
 extension FrameSink {
     public var consumesFaces: Bool { false }
+    public var wantedJPEG: Set<JPEGSize> { [] }
     public func start() throws {}
     public func stop() {}
 }

@@ -2,14 +2,16 @@ import Foundation
 import Synchronization
 import SightlineSupport
 
-/// The libwebsockets streaming server as a sink: makes each frame's `/ws`
-/// JSON once, leaves the frame in the server's latest-frame slot (its
+/// The libwebsockets streaming server as a sink: asks the pipeline for the
+/// JPEG sizes the slot's viewers take (none while nobody watches JPEG), makes
+/// each such JPEG's `/ws` JSON once, leaves the frame in the server's
+/// latest-frame slot (its
 /// one-slot mailbox: the newest frame wins) and wakes the service thread,
 /// which sends it to each client whose socket can take it. Clients that
 /// cannot keep up skip frames; those skips are this sink's `skipped`.
 ///
-/// Threads: `deliver` runs on the pipeline thread and does not wait (one
-/// small JSON encode, a locked pointer swap, `lws_cancel_service`).
+/// Threads: `deliver` runs on the pipeline thread and does not wait (a
+/// small JSON encode per size watched, a locked pointer swap, `lws_cancel_service`).
 public final class StreamSink: FrameSink {
     public let name = "stream"
     private let stats: PipelineStats
@@ -34,17 +36,27 @@ public final class StreamSink: FrameSink {
         self.wake.setAction(wake)
     }
 
+    /// The sizes the slot's JPEG viewers take now.
+    public var wantedJPEG: Set<JPEGSize> { slot.viewers.wanted }
+
     public func deliver(_ frame: ProcessedFrame) {
-        let json: Data
-        do {
-            json = try frame.message.jsonData()
-        } catch {
-            return  // A frame whose JSON cannot be made is not sent: never a JPEG without its JSON.
+        // Each size made for the viewers, with its JSON (the same JPEG serves both sizes of a small frame).
+        var sendable: [JPEGSize: (json: Data, jpeg: Data)] = [:]
+        var byJPEG: [JPEGSize: (json: Data, jpeg: Data)] = [:]
+        for size in JPEGSize.allCases {
+            let key = frame.jpeg.key(size)
+            if byJPEG[key] == nil, let jpeg = frame.jpeg.made(key) {
+                var message = frame.message
+                message.jpegBytes = jpeg.count
+                // A frame whose JSON cannot be made is not sent at that size: never a JPEG without its JSON.
+                if let json = try? message.jsonData() { byJPEG[key] = (json, jpeg) }
+            }
+            sendable[size] = byJPEG[key]
         }
         slot.publish(EncodedFrame(seq: frame.seq, capturedAt: frame.capturedAt, capturedNanos: frame.capturedNanos,
-                                  width: frame.width, height: frame.height, json: json, jpeg: frame.jpeg))
+                                  width: frame.width, height: frame.height, jpeg: frame.jpeg, sendable: sendable))
         published.add(1, ordering: .relaxed)
-        videoStats?.jpegFrame(bytes: frame.jpeg.count)
+        if let stream = sendable[.stream] { videoStats?.jpegFrame(bytes: stream.jpeg.count) }
         wake()
     }
 

@@ -4,6 +4,7 @@ import Testing
 @testable import SightlineVision
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineSupport
 
 /// The server's whole route table, as `Routes.router` builds it: every
 /// endpoint with who may call it and where it runs, written out here once,
@@ -87,12 +88,14 @@ import Testing
         #expect(answer("/cam/garage/snapshot.jpg").0 == 404)
     }
 
-    /// Method, pattern, access, execution: the table as it should be.
+    /// Method, pattern, access, execution: the table as it should be
+    /// (`inline-or-worker`: on the worker unless memory has the answer: a
+    /// snapshot whose JPEG nobody made yet is encoded on the worker).
     static let expected: Set<String> = [
-        "GET / anyone inline",
+        "GET / anyone inline-or-worker",
         "GET /api/state viewer inline",
         "GET /metrics viewer inline",
-        "GET /snapshot.jpg viewer inline",
+        "GET /snapshot.jpg viewer inline-or-worker",
         "GET /stream.mjpg viewer inline",
         "GET /healthz anyone inline",
         "POST /api/session anyone inline",
@@ -131,7 +134,9 @@ import Testing
 
     @Test func theTableSaysWhoMayCallEachEndpointAndWhereItRuns() throws {
         let routes = try Self.router().routes
-        let table = routes.map { "\($0.method.rawValue) \($0.pattern.text) \($0.access) \($0.execution)" }
+        let table = routes.map {
+            "\($0.method.rawValue) \($0.pattern.text) \($0.access) \($0.inlineAnswer == nil ? "" : "inline-or-")\($0.execution)"
+        }
         #expect(Set(table) == Self.expectedWithPrefixes)
         #expect(table.contains("GET /api/cameras/camera/state viewer inline"))
         #expect(table.contains("GET /cam/camera/stream.mjpg viewer inline"))
@@ -179,6 +184,33 @@ import Testing
         #expect(templateMethods.headers.contains { $0.0 == "allow:" && $0.1 == "DELETE, PATCH, PUT" })
         #expect(router.respond(to: HTTPRequest(method: .get, path: "/app.js")).status == 200)
         #expect(router.respond(to: HTTPRequest(method: .get, path: "/no-such-file.js")).status == 404)
+    }
+
+    /// A snapshot nobody made the JPEG of is encoded on the worker, at the
+    /// stream's size (`?full=1`: the full picture), once: then it is answered
+    /// inline; one made already (someone watches) is answered inline at once.
+    @Test func aSnapshotIsEncodedOnTheWorkerOnlyWhenNobodyMadeIt() throws {
+        let image = ImageBuffer(width: 1920, height: 1080)
+        let encodes = Locked(0)
+        let jpeg = FrameJPEG(image: image, rule: JPEGSizeRule(maxWidth: 1280), encoded: { _ in encodes.withLock { $0 += 1 } })
+        let frame = EncodedFrame(seq: 3, capturedAt: 0, capturedNanos: 0, width: 1920, height: 1080, jpeg: jpeg, sendable: [:])
+        let router = Routes.router(try Self.parts(auth: AuthGuard.testing(viewOpen: true), frame: frame))
+        /// Whether it was answered inline, and the JPEG's size.
+        func decoded(_ query: [String: String], path: String = "/snapshot.jpg") throws -> (Bool, Int, Int) {
+            let inline: Bool, answer: HTTPResponse
+            switch router.decide(HTTPRequest(method: .get, path: path, query: query)) {
+            case .respond(let response): (inline, answer) = (true, response)
+            case .work(let request, let handler): (inline, answer) = (false, handler(request))
+            }
+            let size = try JPEGDecoder().size(of: try #require(answer.bodyData))
+            return (inline, size.width, size.height)
+        }
+        #expect(try decoded([:]) == (false, 1280, 720))
+        #expect(try decoded([:]) == (true, 1280, 720))
+        #expect(try decoded(["action": "snapshot"], path: "/") == (true, 1280, 720))
+        #expect(try decoded(["full": "1"]) == (false, 1920, 1080))
+        #expect(try decoded(["full": "1"]) == (true, 1920, 1080))
+        #expect(encodes.withLock { $0 } == 2)
     }
 
     @Test func closedViewingClosesEverythingButThePageSigningInAndHealth() throws {

@@ -277,7 +277,7 @@ import Testing
         let hall = try store.add(name: "hall", role: .viewer)
         let auth = AuthGuard(tokens: store, policy: AccessPolicy(viewOpen: false, loopbackBound: true))
         let router = Router(routes: [Route(.get, "/stream.mjpg", access: .viewer) { _ in
-            HTTPResponse(contentType: MJPEG.contentType, body: .mjpegStream)
+            HTTPResponse(contentType: MJPEG.contentType, body: .mjpegStream(.stream))
         }], authorize: { auth.refusal(for: $0, needs: $1) })
         // Which threads the revocation check asks the store (stat, read tokens.json) on.
         let askedOn = ThreadNames()
