@@ -286,3 +286,30 @@ def test_frames_the_pipeline_did_not_analyse_still_go_out_with_boxes_named_by_th
         assert luma_hash(picture) == reference[(meta["seq"] - 1) % FRAMES]
     drops = server.state()["drops"]
     print(f"\n{len(carried)} of {len(metas)} frames not analysed; drops {drops}")
+
+
+def test_an_mjpeg_sources_own_jpegs_reach_jpeg_viewers_and_the_mjpeg_stream_unchanged(sightline, tmp_path):
+    """An MJPEG file (as a UVC camera's MJPEG, or an MJPEG stream): the JPEG of frame seq N
+    that /ws and /stream.mjpg send is the file's own frame (N - 1) mod its length, byte for
+    byte, and the server encodes no JPEG at all."""
+    from conftest import read_mjpeg_parts
+    path = tmp_path / "camera.avi"
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=25", "-frames:v", "40",
+                    "-c:v", "mjpeg", "-q:v", "4", str(path)], check=True, timeout=120)
+    with av.open(str(path)) as container:
+        own = [bytes(packet) for packet in container.demux(video=0) if packet.size]
+    assert len(own) == 40
+    server = sightline(source=f"file:{path}")
+    server.wait_live()
+    assert server.state()["source"]["passedOn"] == "mjpeg"
+    from conftest import FrameLog, receive_frames
+    with server.ws("/ws") as ws:
+        log = receive_frames(ws, FrameLog(), pairs=50)
+    assert len(log.pairs) >= 50
+    for meta, jpeg, _, _ in log.pairs:
+        assert jpeg == own[(meta["seq"] - 1) % 40], f"seq {meta['seq']}: not the source's own JPEG"
+        assert (meta["width"], meta["height"]) == (1280, 720)
+    status, _, _, parts = read_mjpeg_parts(server.port, "/stream.mjpg", nparts=10)
+    assert status == 200 and len(parts) == 10
+    assert all(jpeg in own for _, jpeg in parts), "an MJPEG part was not the source's own JPEG"
+    assert server.state()["stages"]["encode"]["count"] == 0, "no JPEG was encoded"
