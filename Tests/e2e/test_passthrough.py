@@ -19,6 +19,7 @@ import pytest
 from conftest import HOST
 from h264 import H264Log, decode_all, nal_units, receive_h264, sightline_json
 import scene1080
+from test_clips import video  # noqa: F401  (the comings-and-goings MJPEG video and its template, a fixture)
 
 av = pytest.importorskip("av", reason="PyAV not installed (pip install av, Tests/requirements.txt)")
 np = pytest.importorskip("numpy")
@@ -313,3 +314,38 @@ def test_an_mjpeg_sources_own_jpegs_reach_jpeg_viewers_and_the_mjpeg_stream_unch
     assert status == 200 and len(parts) == 10
     assert all(jpeg in own for _, jpeg in parts), "an MJPEG part was not the source's own JPEG"
     assert server.state()["stages"]["encode"]["count"] == 0, "no JPEG was encoded"
+
+
+def test_clips_of_an_mjpeg_source_cost_no_encoder_between_events(sightline, tmp_path, video):
+    """Between events the H.264 sink keeps an MJPEG source's own JPEGs instead of encoding
+    them; an event's clip still starts its pre-capture (3 s) before the event, from an IDR,
+    with every frame's SEI: the kept JPEGs are encoded once the clip wants them."""
+    from test_clips import listed, server_args
+    from clipfile import read_clip
+    server = sightline(*server_args(tmp_path, video), source=f"file:{video[0]}")
+    server.wait_live()
+    assert server.state()["source"]["passedOn"] == "mjpeg"
+    # Before the template comes (1.5 s into the 11 s loop): frames kept, none encoded.
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and server.state()["frames"]["captured"] < 10:
+        time.sleep(0.05)
+    early = server.state()
+    early_wall = time.time()
+    assert 10 <= early["frames"]["captured"] < 15 and not listed(server), "too late to look before the first event"
+    assert early["video"]["renditions"][0]["encodeMs"]["count"] == 0, "nothing encoded before any event"
+    # The second loop's template event has 3 s of the stream before it to pre-capture.
+    deadline = time.monotonic() + 40
+    second = None
+    while time.monotonic() < deadline and second is None:
+        events = [e for e in listed(server) if e["label"] == "logo" and (e.get("clip") or {}).get("complete")]
+        second = next((e for e in events if e["startTime"] > early_wall + 8), None)
+        time.sleep(0.25)
+    assert second, f"no complete clip of the template's second coming: {listed(server)}"
+    clip = second["clip"]
+    assert clip["start"] <= second["startTime"] - 3.0 + 0.11, (clip["start"], second["startTime"])
+    frames = read_clip(server.data_dir / "events" / f"{second['id']}.mp4")
+    assert frames[0].idr and all(isinstance(f.sei, dict) for f in frames)
+    seqs = [f.sei["seq"] for f in frames]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), "the pre-capture and the event, no frame lost"
+    with av.open(str(server.data_dir / "events" / f"{second['id']}.mp4")) as container:
+        assert len(list(container.decode(video=0))) == len(frames)

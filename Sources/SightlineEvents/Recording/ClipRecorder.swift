@@ -11,10 +11,13 @@ import SightlineHTTP
 /// the event runs as fragmented MP4 (`VideoFileWriter`) to
 /// `<data-dir>/events/<id>.mp4`, its SEI boxes included.
 ///
-/// While it runs it holds the main H.264 rendition's encoder on
-/// (`VideoFeed.holdEncoder`), whether or not anyone watches, and keeps the
-/// last seconds of access units in a `PreCaptureRing`, so a clip can begin
-/// before the event did. Overlapping events share one file: an event that
+/// While it runs it holds the main H.264 rendition (`VideoFeed.holdEncoder`)
+/// whether or not anyone watches, and keeps the last seconds of access units
+/// in a `PreCaptureRing`, so a clip can begin before the event did. The hold
+/// costs nothing for a source whose own H.264 is passed on; for an MJPEG
+/// source the H.264 sink keeps the source's JPEGs between events instead of
+/// encoding them, and encodes them once a clip wants video (`wantLive`);
+/// other sources are encoded as they come. Overlapping events share one file: an event that
 /// begins while a clip is written, with at least `joinSeconds` left before
 /// that clip's cap, joins it, and its `<id>.mp4` is a hard link to the same
 /// file (a crowd's faces, each an event, are one video on disk rather than
@@ -108,9 +111,14 @@ public final class ClipRecorder: Sendable {
 
     public var snapshot: Status { status.withLock { $0 } }
 
+    /// Seconds of video a clip may need from before its event was announced: what the
+    /// ring keeps, and what the H.264 sink keeps unencoded between events where it can
+    /// (an MJPEG source's own JPEGs, encoded once an event begins: `wantLive`).
+    var keepSeconds: Double { options.preCapture + options.eventDelay + 1 }
+
     public func start() {
         started.store(true, ordering: .sequentiallyConsistent)
-        feed.holdEncoder(.main)
+        feed.holdEncoder(.main, deferringUpTo: keepSeconds)
         // From the units published after now, whenever the thread gets going.
         let from = feed.lastIndex(.main)
         let thread = Thread { [self] in
@@ -130,7 +138,7 @@ public final class ClipRecorder: Sendable {
         wake.semaphore.signal()
         if started.load(ordering: .sequentiallyConsistent) {
             finished.wait()
-            feed.releaseEncoder(.main)
+            feed.releaseEncoder(.main, deferringUpTo: keepSeconds)
         }
         feed.stopWaking(wake.id)
     }
@@ -166,13 +174,15 @@ public final class ClipRecorder: Sendable {
         var lastIndex: UInt64
         /// False once a hard link failed: every event gets its own file from then on.
         var canLink = true
+        /// Told the feed that clips want video as it comes (`VideoFeed.wantLive`).
+        var wantingLive = false
 
         /// Events that came before any video (the encoder's first keyframe): tried again on every pass.
         var waiting: [String: (record: EventRecord, since: UInt64)] = [:]
 
         init(recorder: ClipRecorder, from index: UInt64) {
             self.recorder = recorder
-            ring = PreCaptureRing(keepSeconds: recorder.options.preCapture + recorder.options.eventDelay + 1)
+            ring = PreCaptureRing(keepSeconds: recorder.keepSeconds)
             lastIndex = index
         }
 
@@ -191,6 +201,12 @@ public final class ClipRecorder: Sendable {
                 for (_, entry) in waiting { observe(entry.record, since: entry.since) }
                 for record in records { observe(record) }
                 closeWhatIsDone(now: MonotonicClock.nanos())
+                // Video is wanted as it comes only while a clip is written or waits for its first frames.
+                let wants = !recordings.isEmpty || !waiting.isEmpty
+                if wants != wantingLive {
+                    if wants { recorder.feed.wantLive(.main) } else { recorder.feed.unwantLive(.main) }
+                    wantingLive = wants
+                }
                 recorder.status.withLock {
                     $0.active = recordings.reduce(0) { $0 + $1.members.count }
                     $0.files = recordings.count
@@ -200,6 +216,7 @@ public final class ClipRecorder: Sendable {
                 if closed {
                     readFeed()
                     while let last = recordings.indices.last { close(last, because: nil) }
+                    if wantingLive { recorder.feed.unwantLive(.main) }
                     break
                 }
             }

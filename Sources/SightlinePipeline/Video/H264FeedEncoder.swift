@@ -40,6 +40,15 @@ final class H264FeedEncoder: FrameConsumer {
     /// While it passes the source's own H.264 on, `main` is not encoded here.
     private let relay: SourceVideoRelay?
     private var lanes: [VideoRendition: Lane] = Dictionary(uniqueKeysWithValues: VideoRendition.allCases.map { ($0, Lane()) })
+    /// Main's frames kept instead of encoded while only deferring holds consume
+    /// it (the clip recorder between events): an MJPEG source's own JPEGs, with
+    /// each frame's boxes but not its pixels, oldest first. Encoded, oldest
+    /// first from an IDR, once main must be live (`VideoFeed.liveDemand`).
+    private var deferred: [ProcessedFrame] = []
+    private var deferredBytes = 0
+    private lazy var jpegDecoder: JPEGDecoder? = try? JPEGDecoder()
+    /// Kept frames beyond this many bytes go first (a bound, about 64 MB).
+    static let maxDeferredBytes = 64 << 20
 
     init(feed: VideoFeed, stats: VideoStats, settings: VideoSettings, sourceFPS: @escaping @Sendable () -> Double,
          wake: LockedCallback<Void, Void>, relay: SourceVideoRelay? = nil, encoding: EncodingFlag, logger: Logger,
@@ -66,6 +75,32 @@ final class H264FeedEncoder: FrameConsumer {
             var lane = lanes[rendition]!
             defer { lanes[rendition] = lane }
             if demand.keyframeWanted { lane.keyframePending = true }
+            if rendition == .main, !passedOn, demand.viewers > 0 {
+                let live = feed.liveDemand(.main)
+                if !live.live, live.keepSeconds > 0, let unit = frame.sourceUnit, unit.codec == .mjpeg {
+                    keep(frame, unit: unit, seconds: live.keepSeconds)
+                    if lane.encoder != nil {
+                        lane.encoder = nil
+                        feed.discard(.main)
+                    }
+                    lane.keyframePending = false
+                    continue
+                }
+                if !deferred.isEmpty {
+                    // Main is wanted live now: what was kept goes first, from an IDR, a little each
+                    // frame (this one joins the end), so no frame is lost while the encoder catches up.
+                    if let unit = frame.sourceUnit, unit.codec == .mjpeg {
+                        keep(frame, unit: unit, seconds: .infinity)
+                    } else {
+                        deferred.removeAll()   // the source changed: what was kept does not continue
+                        deferredBytes = 0
+                    }
+                    if !deferred.isEmpty {
+                        published = encodeKept(lane: &lane) || published
+                        continue
+                    }
+                }
+            }
             guard demand.viewers > 0, rendition == .main || settings.lowEnabled, rendition != .main || !passedOn else {
                 if lane.encoder != nil {
                     lane.encoder = nil
@@ -144,6 +179,45 @@ final class H264FeedEncoder: FrameConsumer {
                       forced: requested && unit.isKeyframe)
     }
 
+    /// Keeps `frame` for main as its source's JPEG and its boxes (no pixels), dropping what is older than `seconds`.
+    private func keep(_ frame: ProcessedFrame, unit: SourceUnit, seconds: Double) {
+        deferred.append(ProcessedFrame(seq: frame.seq, capturedAt: frame.capturedAt, capturedNanos: frame.capturedNanos,
+                                       width: frame.width, height: frame.height, jpeg: FrameJPEG(encoded: unit.data),
+                                       detections: frame.detections, groundTruth: frame.groundTruth, sourceUnit: unit))
+        deferredBytes += unit.data.count
+        let horizon = frame.capturedNanos &- UInt64(min(seconds, 3600) * 1e9)
+        while let first = deferred.first, deferred.count > 1,
+              (seconds.isFinite && first.capturedNanos < horizon) || deferredBytes > Self.maxDeferredBytes {
+            deferredBytes -= first.sourceUnit?.data.count ?? 0
+            deferred.removeFirst()
+        }
+    }
+
+    /// Encodes kept frames from the oldest for about half a frame interval (one at least); true when any went out.
+    private func encodeKept(lane: inout Lane) -> Bool {
+        let budget = UInt64(0.5e9 / max(1, sourceFPS()))
+        let start = MonotonicClock.nanos()
+        var published = false
+        while let first = deferred.first {
+            deferred.removeFirst()
+            deferredBytes -= first.sourceUnit?.data.count ?? 0
+            do {
+                guard let decoder = jpegDecoder, let data = first.sourceUnit?.data else { throw SourceError.unsupported("no JPEG decoder") }
+                let image = try decoder.decode(data)
+                let sei = try SEIBoxes.nalUnit(for: SEIBoxes.Payload(frame: first))
+                try encode(first, image: image, sei: sei, rendition: .main, lane: &lane)
+                published = true
+            } catch {
+                // A kept frame that cannot be decoded or encoded: the next must start a new picture chain.
+                stats.encodeFailed(.main)
+                if lane.encoder != nil { feed.discard(.main) }
+                lane.encoder = nil
+            }
+            if MonotonicClock.nanos() &- start >= budget { break }
+        }
+        return published
+    }
+
     /// `main`: the frame's size; `low`: `lowScale` of each side, even, at least 16x16.
     func pictureSize(_ rendition: VideoRendition, width: Int, height: Int) -> (width: Int, height: Int) {
         guard rendition == .low, settings.lowScale < 1 else { return (width, height) }
@@ -153,6 +227,7 @@ final class H264FeedEncoder: FrameConsumer {
     }
 
     func finish() {
+        deferred.removeAll()
         for rendition in VideoRendition.allCases where lanes[rendition]!.encoder != nil {
             lanes[rendition]!.encoder = nil
             feed.discard(rendition)

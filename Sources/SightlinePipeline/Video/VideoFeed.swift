@@ -47,6 +47,11 @@ public final class VideoFeed: Sendable {
         var viewers = 0
         /// Consumers that are not viewers but need the encoder running (the clip recorder).
         var holds = 0
+        /// Of those, holds that can take their frames late (see `holdEncoder(_:deferringUpTo:)`),
+        /// how far back they need them, and how many of them want video now.
+        var deferrable = 0
+        var deferSeconds: [Double] = []
+        var wanting = 0
         var keyframeWanted = false
         /// The picture size the encoder makes (0 until it has encoded).
         var width = 0
@@ -94,6 +99,47 @@ public final class VideoFeed: Sendable {
 
     public func releaseEncoder(_ rendition: VideoRendition) {
         lanes.withLock { $0[rendition]!.holds = max(0, $0[rendition]!.holds - 1) }
+    }
+
+    /// A hold that can take its frames late: while nobody else consumes the
+    /// rendition and it does not `wantLive`, the sink may keep the last
+    /// `seconds` of frames in a cheap form (an MJPEG source's own JPEGs)
+    /// instead of encoding them, and encode them when it does (the clip
+    /// recorder's pre-capture, which needs video only once an event begins).
+    public func holdEncoder(_ rendition: VideoRendition, deferringUpTo seconds: Double) {
+        lanes.withLock { lanes in
+            lanes[rendition]!.holds += 1
+            lanes[rendition]!.deferrable += 1
+            lanes[rendition]!.deferSeconds.append(seconds)
+        }
+    }
+
+    public func releaseEncoder(_ rendition: VideoRendition, deferringUpTo seconds: Double) {
+        lanes.withLock { lanes in
+            lanes[rendition]!.holds = max(0, lanes[rendition]!.holds - 1)
+            lanes[rendition]!.deferrable = max(0, lanes[rendition]!.deferrable - 1)
+            if let at = lanes[rendition]!.deferSeconds.firstIndex(of: seconds) { lanes[rendition]!.deferSeconds.remove(at: at) }
+        }
+    }
+
+    /// A deferring hold needs its frames now (an event began), until `unwantLive`.
+    public func wantLive(_ rendition: VideoRendition) {
+        lanes.withLock { $0[rendition]!.wanting += 1 }
+    }
+
+    public func unwantLive(_ rendition: VideoRendition) {
+        lanes.withLock { $0[rendition]!.wanting = max(0, $0[rendition]!.wanting - 1) }
+    }
+
+    /// Whether `rendition` must be encoded as frames come (a viewer, a hold that
+    /// cannot defer, or one that wants video now), and how many seconds of frames
+    /// the deferring holds need kept otherwise (0: none defers).
+    public func liveDemand(_ rendition: VideoRendition) -> (live: Bool, keepSeconds: Double) {
+        lanes.withLock { lanes in
+            let lane = lanes[rendition]!
+            let live = lane.viewers > 0 || lane.holds > lane.deferrable || lane.wanting > 0
+            return (live, lane.deferrable > 0 ? lane.deferSeconds.max() ?? 0 : 0)
+        }
     }
 
     /// A newly encoded frame, from `producer` (ignored unless it has the lane, see `claim`).
