@@ -6,6 +6,17 @@ pytest's own interpreter; Tests/e2e/rtsp_server.py starts it and reads its stdou
   play:    serves FILE (decoded by decodebin) as H.264 (x264enc, zerolatency) at
            rtsp://127.0.0.1:PORT/NAME; each client session plays the file once from
            its start, at its own rate.
+  copy:    serves the H.264 track of FILE (MP4 or MKV) as it is, without decoding or
+           re-encoding it, as an IP camera hands out its encoder's stream: in real time
+           and without end. At start the file is demuxed once (qtdemux or
+           matroskademux, then h264parse to Annex B access units with SPS/PPS before
+           every keyframe) into memory; each client session gets its own pipeline
+           `appsrc ! h264parse ! rtph264pay`, fed those access units from the
+           file's start over and over, their timestamps carried on across each
+           loop (so the RTP clock only ever grows) and paced by the pipeline clock.
+           The file must start on a keyframe; one whose motion wraps
+           (scripts/make-camera-video.py) loops without a visible seam. The track is
+           held in memory (30 s at 4 Mbit/s: 15 MB).
   record:  accepts ANNOUNCE/RECORD of H.264 at rtsp://127.0.0.1:PORT/NAME and appends
            the received access units, Annex B, to OUT (every session to the same file).
 
@@ -14,6 +25,7 @@ stdout, one line each, flushed: `READY <port>` once listening, then `EVENT <what
 when its parent dies.
 
   /usr/bin/python3 gst_rtsp_server.py play --port 0 --name cam --file video.avi
+  /usr/bin/python3 gst_rtsp_server.py copy --port 0 --name cam --file camera.mp4
   /usr/bin/python3 gst_rtsp_server.py record --port 0 --name in --out received.h264
 """
 
@@ -28,12 +40,67 @@ def say(line):
     sys.stdout.flush()
 
 
+def load_access_units(Gst, path, quote):
+    """The H.264 track of the MP4 or MKV at `path` as Annex B access units in memory:
+    ([(bytes, pts, dts, duration, is_delta)], caps, loop length in ns), timestamps
+    counted from the file's first one."""
+    demux = "matroskademux" if path.lower().endswith((".mkv", ".webm", ".mka")) else "qtdemux"
+    pipeline = Gst.parse_launch(
+        f"filesrc location={quote(path)} ! {demux} ! h264parse config-interval=-1"
+        " ! video/x-h264,stream-format=byte-stream,alignment=au ! appsink name=sink sync=false")
+    sink = pipeline.get_by_name("sink")
+    pipeline.set_state(Gst.State.PLAYING)
+    raw, caps = [], None
+    try:
+        while True:
+            sample = sink.emit("try-pull-sample", 10 * Gst.SECOND)
+            if sample is None:
+                break
+            if caps is None:
+                caps = sample.get_caps()
+            buffer = sample.get_buffer()
+            raw.append((buffer.extract_dup(0, buffer.get_size()), buffer.pts, buffer.dts, buffer.duration,
+                        bool(buffer.get_flags() & Gst.BufferFlags.DELTA_UNIT)))
+        message = pipeline.get_bus().pop_filtered(Gst.MessageType.ERROR)
+        if message is not None:
+            raise RuntimeError(f"cannot read {path}: {message.parse_error()[0].message}")
+        if not sink.get_property("eos"):
+            raise RuntimeError(f"cannot read {path}: no end of stream after 10 s without data")
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+    if not raw:
+        raise RuntimeError(f"cannot read {path}: no H.264 access units")
+    if raw[0][4]:
+        raise RuntimeError(f"cannot serve {path}: it does not start on a keyframe")
+    structure = caps.get_structure(0)
+    ok, num, den = structure.get_fraction("framerate")
+    frame_ns = Gst.util_uint64_scale(Gst.SECOND, den, num) if ok and num > 0 else 0
+    known = [t for unit in raw for t in unit[1:3] if t != Gst.CLOCK_TIME_NONE]
+    start = min(known) if known else 0
+    units = []
+    for index, (data, pts, dts, duration, delta) in enumerate(raw):
+        if duration == Gst.CLOCK_TIME_NONE:
+            duration = frame_ns
+        if pts == Gst.CLOCK_TIME_NONE and dts == Gst.CLOCK_TIME_NONE:
+            pts = dts = start + index * frame_ns
+        units.append((data, pts - start if pts != Gst.CLOCK_TIME_NONE else pts,
+                      dts - start if dts != Gst.CLOCK_TIME_NONE else dts, duration, delta))
+    none = Gst.CLOCK_TIME_NONE
+    end = max((max(t for t in u[1:3] if t != none) + u[3] for u in units), default=0)
+    loop_ns = max(end, len(units) * frame_ns)
+    if loop_ns <= 0:
+        raise RuntimeError(f"cannot serve {path}: no timestamps and no frame rate")
+    sys.stderr.write(f"copy: {len(units)} access units, {loop_ns / 1e9:.3f} s a loop, "
+                     f"{sum(len(u[0]) for u in units) * 8e6 / loop_ns:.0f} kbit/s, caps {caps.to_string()}\n")
+    return units, caps, loop_ns
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["play", "record"])
+    parser.add_argument("mode", choices=["play", "copy", "record"])
     parser.add_argument("--port", type=int, default=0, help="0: a free port, reported on READY")
     parser.add_argument("--name", default="stream")
-    parser.add_argument("--file", help="play: the video to serve")
+    parser.add_argument("--file", help="play, copy: the video to serve")
     parser.add_argument("--key-int", type=int, default=10, help="play: frames between keyframes")
     parser.add_argument("--out", help="record: the Annex B file to append to")
     args = parser.parse_args()
@@ -72,6 +139,49 @@ def main():
             f" ! video/x-h264,stream-format=byte-stream,profile=constrained-baseline"
             f" ! rtph264pay name=pay0 pt=96 config-interval=0 )")
         factory.set_shared(False)
+    elif args.mode == "copy":
+        if not args.file:
+            parser.error("copy needs --file")
+        try:
+            units, caps, loop_ns = load_access_units(Gst, args.file, quote)
+        except RuntimeError as error:
+            say(f"ERROR {error}")
+            return 2
+        # SPS/PPS are already in the stream before every keyframe (h264parse put them
+        # there on loading), so rtph264pay adds none: its config-interval=-1 would add
+        # them before each IDR *slice*, which breaks a camera's multi-slice keyframes
+        # for FFmpeg (as in play mode above).
+        factory.set_launch(
+            "( appsrc name=camera is-live=false format=time stream-type=stream"
+            " ! h264parse ! rtph264pay name=pay0 pt=96 config-interval=0 )")
+        factory.set_shared(False)
+
+        def feed(media):
+            appsrc = media.get_element().get_by_name("camera")
+            appsrc.set_property("caps", caps)
+            state = {"next": 0}
+
+            def need_data(src, _length):
+                # Called on appsrc's streaming thread while its queue runs low; the
+                # sinks' clock sync, not this, sets the pace.
+                for _ in range(8):
+                    index = state["next"]
+                    state["next"] += 1
+                    loop, at = divmod(index, len(units))
+                    data, pts, dts, duration, delta = units[at]
+                    buffer = Gst.Buffer.new_wrapped(data)
+                    offset = loop * loop_ns
+                    buffer.pts = pts + offset if pts != Gst.CLOCK_TIME_NONE else pts
+                    buffer.dts = dts + offset if dts != Gst.CLOCK_TIME_NONE else dts
+                    buffer.duration = duration
+                    if delta:
+                        buffer.set_flags(Gst.BufferFlags.DELTA_UNIT)
+                    if src.emit("push-buffer", buffer) != Gst.FlowReturn.OK:
+                        return
+
+            appsrc.connect("need-data", need_data)
+
+        factory.connect("media-configure", lambda _factory, media: feed(media))
     else:
         if not args.out:
             parser.error("record needs --out")

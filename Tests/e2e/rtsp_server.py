@@ -2,11 +2,15 @@
 
 pytest runs on its own Python, which cannot import Debian's `gi`; the server runs as a
 child of Debian's /usr/bin/python3 (Tests/e2e/gst_rtsp_server.py) and says on stdout
-when it listens. Two modes:
+when it listens. Three modes:
 
   play    serves a video file (anything decodebin reads, e.g. an MJPEG AVI from
           scenes.write_mjpeg_avi) as H.264 at `server.url`; every client session
           plays the file once from its start, in real time.
+  copy    serves the H.264 track of an MP4 or MKV file (e.g. scene1080.write_video,
+          scripts/make-camera-video.py) as it is, without re-encoding, as an IP camera
+          does: every client session from the file's start, in real time, looped
+          without end (timestamps go on growing across loops).
   record  accepts ANNOUNCE/RECORD of H.264 at `server.url` (RTP over TCP or UDP)
           and appends what it receives, Annex B, whole access units each starting
           with an access unit delimiter, to `server.out` (`server.recorded()`).
@@ -37,6 +41,7 @@ GST_PYTHON = os.environ.get("SIGHTLINE_GST_PYTHON", "/usr/bin/python3")
 SCRIPT = Path(__file__).resolve().parent / "gst_rtsp_server.py"
 ELEMENTS = {
     "play": ["filesrc", "decodebin", "videoconvert", "x264enc", "rtph264pay"],
+    "copy": ["filesrc", "qtdemux", "matroskademux", "h264parse", "appsink", "appsrc", "rtph264pay"],
     "record": ["rtph264depay", "h264parse", "filesink"],
 }
 _problems: dict[str, str | None] = {}
@@ -96,7 +101,8 @@ def access_units(annexb: bytes) -> list[bytes]:
 class RtspServer:
     """One gst-rtsp-server process; `restart()` brings it back on the same port.
 
-    mode     "play" (needs `video`) or "record" (writes `out`, default WORKDIR/NAME.h264)
+    mode     "play" or "copy" (each needs `video`), or "record" (writes `out`, default
+             WORKDIR/NAME.h264)
     workdir  where its log (and by default the recording) goes
     name     the mount path: rtsp://127.0.0.1:PORT/NAME
     port     0: a free port chosen by the server on first start, then kept
@@ -106,7 +112,7 @@ class RtspServer:
     def __init__(self, mode: str, workdir: Path, *, name: str = "stream", video: Path | None = None,
                  out: Path | None = None, port: int = 0, key_int: int = 10):
         assert mode in ELEMENTS, mode
-        assert mode != "play" or video is not None, "play mode needs a video"
+        assert mode not in ("play", "copy") or video is not None, f"{mode} mode needs a video"
         self.mode = mode
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -148,7 +154,7 @@ class RtspServer:
 
     def recorded(self) -> bytes:
         """Everything record mode has written so far (all sessions, all restarts)."""
-        assert self.out is not None, "play mode records nothing"
+        assert self.out is not None, f"{self.mode} mode records nothing"
         return self.out.read_bytes() if self.out.exists() else b""
 
     def describe(self) -> str:
@@ -168,6 +174,8 @@ class RtspServer:
         args = [GST_PYTHON, str(SCRIPT), self.mode, "--name", self.name]
         if self.mode == "play":
             args += ["--file", str(self.video), "--key-int", str(self.key_int)]
+        elif self.mode == "copy":
+            args += ["--file", str(self.video)]
         else:
             args += ["--out", str(self.out)]
         problem = None
