@@ -159,7 +159,7 @@ def camera_video(args, work: Path) -> tuple[Path, Path]:
     cache = Path(args.cache).expanduser()
     cache.mkdir(parents=True, exist_ok=True)
     stem = cache / f"camera-{width}x{height}-{args.video_seconds:g}s-{bitrate}-k{keyint}"
-    video, template = stem.with_suffix(".mp4"), stem.with_suffix(".png")
+    video, template = stem.with_name(stem.name + ".mp4"), stem.with_name(stem.name + ".png")
     if not (video.is_file() and template.is_file()):
         log(f"making {video} (once; kept for later runs)")
         partial = stem.with_name(stem.name + ".partial.mp4")
