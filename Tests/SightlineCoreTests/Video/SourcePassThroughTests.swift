@@ -157,6 +157,27 @@ struct SourcePassThroughTests {
         #expect(unit.seq == 41 && unit.isKeyframe)
     }
 
+    @Test("a deferring hold alone lets main wait (keeping its seconds); a viewer, a plain hold or wantLive makes it live")
+    func liveDemandOfHolds() {
+        let feed = VideoFeed()
+        #expect(feed.liveDemand(.main) == (false, 0))
+        feed.holdEncoder(.main, deferringUpTo: 4.5)
+        #expect(feed.liveDemand(.main) == (false, 4.5))
+        #expect(feed.demand(.main).viewers == 1, "the hold still counts as a consumer")
+        feed.wantLive(.main)
+        #expect(feed.liveDemand(.main).live)
+        feed.unwantLive(.main)
+        feed.holdEncoder(.main)
+        #expect(feed.liveDemand(.main).live, "a hold that cannot defer")
+        feed.releaseEncoder(.main)
+        feed.viewerJoined(.main)
+        #expect(feed.liveDemand(.main).live)
+        feed.viewerLeft(.main)
+        feed.releaseEncoder(.main, deferringUpTo: 4.5)
+        #expect(feed.liveDemand(.main) == (false, 0))
+        #expect(feed.demand(.main).viewers == 0)
+    }
+
     // MARK: - SourceVideoRelay
 
     func frame(_ seq: UInt64, key: Bool) -> Frame {
