@@ -47,7 +47,6 @@ public final class SourceVideoRelay: Sendable {
         var waiting: [Waiting] = []
         /// The newest analysed frame passed on: its seq and detections.
         var lastAnalysed: (seq: UInt64, detections: [Detection])?
-        var failureLoggedNanos: UInt64 = 0
     }
 
     /// Units waiting for their frames' fate beyond this go out as not analysed
