@@ -17,7 +17,7 @@ import time
 import pytest
 
 from conftest import HOST
-from h264 import H264Log, decode_all, nal_units, receive_h264, sightline_json
+from h264 import H264Log, decode_all, nal_units, receive_h264, sightline_json, sightline_seis
 import scene1080
 from test_clips import video  # noqa: F401  (the comings-and-goings MJPEG video and its template, a fixture)
 
@@ -82,9 +82,7 @@ def test_h264_viewers_get_the_cameras_own_pictures_each_with_its_sei(sightline, 
     # Each unit carries exactly one Sightline SEI, before its first slice, naming its own frame
     # (or, for a frame not analysed, saying whose boxes it carries), and the same boxes as its JSON.
     for meta, unit in zip(metas, units):
-        seis = [(n, sightline_json(u)) for n, (kind, u) in enumerate(nal_units(unit)) if kind == 6]
-        seis = [(n, j) for n, j in seis if j is not None]
-        first_slice = next(n for n, (kind, _) in enumerate(nal_units(unit)) if 1 <= kind <= 5)
+        seis, first_slice = sightline_seis(unit)
         assert len(seis) == 1 and seis[0][0] < first_slice, meta["seq"]
         sei = seis[0][1]
         assert sei["seq"] == meta["seq"] and sei["width"] == 1920 and sei["height"] == 1080

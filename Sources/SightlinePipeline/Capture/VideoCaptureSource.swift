@@ -88,7 +88,7 @@ public final class VideoCaptureSource: FrameSource {
         frameCount = isFile ? opened.info.frameCount : nil
         // Decode the first picture to learn the size; it is the first frame
         // given, so none is lost and nothing needs rewinding.
-        h264Units = H264UnitFilter(parameterSets: opened.unitCodec == .h264 ? opened.parameterSets : Data())
+        h264Units = Self.unitFilter(for: opened)
         passedOn = opened.reorders ? nil : opened.unitCodec
         let first: CapturedImage
         do {
@@ -159,6 +159,11 @@ public final class VideoCaptureSource: FrameSource {
         }
     }
 
+    /// A new filter for `reader`'s stream, knowing the container's SPS and PPS.
+    private static func unitFilter(for reader: VideoReader) -> H264UnitFilter {
+        H264UnitFilter(parameterSets: reader.unitCodec == .h264 ? reader.parameterSets : Data())
+    }
+
     private func rewind() throws {
         guard let reader else { return }
         do {
@@ -170,7 +175,7 @@ public final class VideoCaptureSource: FrameSource {
             do {
                 let reopened = try makeReader()
                 self.reader = reopened
-                h264Units = H264UnitFilter(parameterSets: reopened.unitCodec == .h264 ? reopened.parameterSets : Data())
+                h264Units = Self.unitFilter(for: reopened)
                 if reopened.unitCodec != passedOn { passedOn = nil }
             } catch {
                 throw SourceError.cannotOpen("\(uri): \(error)")
