@@ -492,6 +492,7 @@ struct sl_av_reader {
     int draining;                 // the input ended: the decoder gives what it holds
     int ended;                    // ... and has given it all
     bgr_picture bgr;              // the last picture
+    int kept;                     // r->frame holds the last picture, not yet converted
     int timeout_ms;
     int64_t deadline_ns;          // the blocking call under way gives up after this
     // Kept units (sl_av_reader_keep_units): the packets sent to the decoder
@@ -719,14 +720,46 @@ static int match_unit(sl_av_reader *r, sl_av_unit *unit, sl_av_error *err) {
     return 0;
 }
 
+static int read_next(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_unit *unit, sl_av_error *err);
+
 int sl_av_reader_read(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_error *err) {
-    return sl_av_reader_read_unit(r, got, out, NULL, err);
+    return read_next(r, got, out, NULL, err);
 }
 
 int sl_av_reader_read_unit(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_unit *unit, sl_av_error *err) {
+    return read_next(r, got, out, unit, err);
+}
+
+int sl_av_reader_read_unit_kept(sl_av_reader *r, int *got, int *width, int *height, sl_av_unit *unit,
+                                sl_av_error *err) {
+    int status = read_next(r, got, NULL, unit, err);
+    *width = *got ? r->frame->width : 0;
+    *height = *got ? r->frame->height : 0;
+    return status;
+}
+
+int sl_av_reader_convert(sl_av_reader *r, uint8_t *dst, int stride, sl_av_error *err) {
+    clear(err);
+    if (!r->kept) return fail(err, AVERROR(EINVAL), "no decoded picture is kept to convert");
+    AVFrame *frame = r->frame;
+    // The flags OpenCV's reader used; at the same size libswscale takes its
+    // fast unscaled converters whatever the filter.
+    r->bgr.sws = sws_getCachedContext(r->bgr.sws, frame->width, frame->height, frame->format, frame->width,
+                                      frame->height, AV_PIX_FMT_BGR24, SWS_BICUBIC, NULL, NULL, NULL);
+    if (!r->bgr.sws) return fail(err, -1, "sws_getCachedContext failed for the picture's pixel format");
+    uint8_t *planes[4] = {dst, NULL, NULL, NULL};
+    int strides[4] = {stride, 0, 0, 0};
+    sws_scale(r->bgr.sws, (const uint8_t *const *)frame->data, frame->linesize, 0, frame->height, planes, strides);
+    return 0;
+}
+
+// Decodes the next picture into r->frame, kept there until the next read,
+// and converts it into `out` unless out is NULL (sl_av_reader_convert then).
+static int read_next(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_unit *unit, sl_av_error *err) {
     clear(err);
     *got = 0;
-    memset(out, 0, sizeof *out);
+    if (out) memset(out, 0, sizeof *out);
+    r->kept = 0;
     if (unit) memset(unit, 0, sizeof *unit);
     if (r->ended) return 0;
     // Packets the decoder refuses as broken are skipped (a damaged stretch of
@@ -738,10 +771,11 @@ int sl_av_reader_read_unit(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_
         if (status == 0) {
             // The flags OpenCV's reader used; at the same size libswscale takes
             // its fast unscaled converters whatever the filter.
-            status = bgr_convert(&r->bgr, r->frame, SWS_BICUBIC, out, err);
+            status = out ? bgr_convert(&r->bgr, r->frame, SWS_BICUBIC, out, err) : 0;
             if (status == 0 && r->keep) status = match_unit(r, unit, err);
-            av_frame_unref(r->frame);
+            if (out || status < 0) av_frame_unref(r->frame);
             if (status < 0) return status;
+            r->kept = out == NULL;
             *got = 1;
             return 0;
         }
@@ -786,6 +820,7 @@ int sl_av_reader_read_unit(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_
 
 int sl_av_reader_rewind(sl_av_reader *r, sl_av_error *err) {
     clear(err);
+    r->kept = 0;
     AVStream *stream = r->fmt->streams[r->video];
     int64_t start = stream->start_time != AV_NOPTS_VALUE ? stream->start_time : 0;
     arm_reader(r);

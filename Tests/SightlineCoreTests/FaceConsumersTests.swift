@@ -16,7 +16,7 @@ final class FaceUsingSink: FrameSink {
     let wantsFaces = Atomic<Bool>(false)
     private let delivered = Atomic<UInt64>(0)
     func deliver(_ frame: ProcessedFrame) { delivered.add(1, ordering: .relaxed) }
-    var consumesFaces: Bool { wantsFaces.load(ordering: .relaxed) }
+    var faceUse: FaceUse { wantsFaces.load(ordering: .relaxed) ? .live : .none }
     var counts: SinkCounts {
         let n = delivered.load(ordering: .relaxed)
         return SinkCounts(delivered: n, consumed: n)

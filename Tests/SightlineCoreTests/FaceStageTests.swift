@@ -260,14 +260,18 @@ final class CrowdRecordingDetector: FaceDetector, @unchecked Sendable {
     // Guarded by `lock`: the worker thread writes, the test reads.
     let name = "crowd-recorder"
     let churn: Bool
+    let faces: Int
     let lock = NSLock()
     var passes: [Int] = []
-    init(churn: Bool) { self.churn = churn }
+    init(churn: Bool, faces: Int = 12) {
+        self.churn = churn
+        self.faces = faces
+    }
     func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] {
         let pass = lock.withLock { passes.append(Int(frame.bytes[0])); return passes.count }
-        return (0..<12).map { (i: Int) -> FaceObservation in
+        return (0..<faces).map { (i: Int) -> FaceObservation in
             var x = Double(10 + (i % 4) * 75), y = Double(10 + (i / 4) * 75)
-            if churn && i == 11 { x = Double(10 + (pass % 2) * 225); y = 235 }
+            if churn && i == faces - 1 { x = Double(10 + (pass % 2) * 225); y = 235 }
             return FaceObservation(box: (x: x, y: y, w: 50, h: 50), score: 0.9)
         }
     }
@@ -275,12 +279,12 @@ final class CrowdRecordingDetector: FaceDetector, @unchecked Sendable {
 
 @Suite struct FaceStageSettledCrowdTests {
     /// The frames (25 fps) the stage handed to `detector`'s passes.
-    private func passFrames(_ detector: CrowdRecordingDetector) throws -> [Int] {
+    private func passFrames(_ detector: CrowdRecordingDetector, use: FaceUse = .live) throws -> [Int] {
         let stage = FaceStage(detector: detector, tracker: FaceTracker(),
                               service: FaceService(recognizer: try FaceRecognizer(store: nil)),
                               detectEvery: 1, limit: 20,
                               policy: FaceDetectionPolicy(maxRate: 10, idleRate: 2, fineEverySeconds: 0),
-                              opticalFlow: false)
+                              faceUse: { use }, opticalFlow: false)
         for index in 0..<60 {
             let image = ImageBuffer(width: 320, height: 300, channels: 3)
             image.bytes.update(repeating: 90, count: image.byteCount)
@@ -293,7 +297,7 @@ final class CrowdRecordingDetector: FaceDetector, @unchecked Sendable {
         return detector.lock.withLock { detector.passes }
     }
 
-    @Test("a crowd whose passes find the same faces is passed over at crowdSettledRate (5 a second); one that finds a new face on every pass keeps maxRate")
+    @Test("a crowd whose passes find the same faces is passed over at settledRate (5 a second); one that finds a new face on every pass keeps maxRate")
     func settledCrowdPassesAtItsOwnRate() throws {
         let settled = try passFrames(CrowdRecordingDetector(churn: false))
         let changing = try passFrames(CrowdRecordingDetector(churn: true))
@@ -304,14 +308,24 @@ final class CrowdRecordingDetector: FaceDetector, @unchecked Sendable {
         #expect((15...17).contains(changingLate), "\(changing)")
     }
 
+    @Test("one settled face followed only for an event is passed over at settledRate; seen live, or moving somewhere new on every pass, it keeps maxRate")
+    func oneSettledFaceFollowedForAnEventPassesAtTheSettledRate() throws {
+        let following = try passFrames(CrowdRecordingDetector(churn: false, faces: 1), use: .following)
+        let live = try passFrames(CrowdRecordingDetector(churn: false, faces: 1), use: .live)
+        let changing = try passFrames(CrowdRecordingDetector(churn: true, faces: 1), use: .following)
+        #expect((7...9).contains(following.filter { $0 >= 20 }.count), "\(following)")
+        #expect((15...17).contains(live.filter { $0 >= 20 }.count), "\(live)")
+        #expect((15...17).contains(changing.filter { $0 >= 20 }.count), "\(changing)")
+    }
+
     @Test("the policy: a settled crowd's interval, a crowd's fine passes further apart, fewer faces as before")
     func crowdPolicy() {
         let policy = FaceDetectionPolicy(maxRate: 10, idleRate: 2, fineEverySeconds: 1)
         #expect(!policy.isCrowd(tracked: 7))
         #expect(policy.isCrowd(tracked: 8))
-        #expect(policy.interval(.active, settledCrowd: true) == 0.2)
-        #expect(policy.interval(.active, settledCrowd: false) == 0.1)
-        #expect(policy.interval(.still, settledCrowd: true) == 0.5)
+        #expect(policy.interval(.active, settled: true) == 0.2)
+        #expect(policy.interval(.active, settled: false) == 0.1)
+        #expect(policy.interval(.still, settled: true) == 0.5)
         #expect(policy.fine(passesOnPicture: 40, secondsSinceFine: 1))
         #expect(!policy.fine(passesOnPicture: 40, secondsSinceFine: 1, crowd: true))
         #expect(policy.fine(passesOnPicture: 40, secondsSinceFine: 2, crowd: true))

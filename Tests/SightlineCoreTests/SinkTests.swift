@@ -74,6 +74,21 @@ final class StuckConsumer: FrameConsumer {
         #expect(mailbox.take(timeout: 5) == nil)
     }
 
+    @Test("a mailbox of 3 slots hands over in order, drops the oldest past 3 and counts it skipped")
+    func mailboxWithSlotsKeepsTheNewestInOrder() {
+        let mailbox = SinkMailbox<Int>(capacity: 3)
+        for value in 1...5 { #expect(mailbox.put(value)) }
+        var taken: [Int] = []
+        while let value = mailbox.take(timeout: 0.05) {
+            taken.append(value)
+            mailbox.consumed()
+        }
+        #expect(taken == [3, 4, 5])
+        #expect(mailbox.counts == SinkCounts(delivered: 5, consumed: 3, skipped: 2))
+        #expect(mailbox.put(6))
+        #expect(mailbox.take(timeout: 0.1) == 6)
+    }
+
     /// Driven frame by frame: if a stuck sink could block `deliver`, this
     /// test would hang at the second frame (and fail by its time limit).
     @Test(.timeLimit(.minutes(1)))

@@ -344,6 +344,15 @@ def test_clips_of_an_mjpeg_source_cost_no_encoder_between_events(sightline, tmp_
     frames = read_clip(server.data_dir / "events" / f"{second['id']}.mp4")
     assert frames[0].idr and all(isinstance(f.sei, dict) for f in frames)
     seqs = [f.sei["seq"] for f in frames]
-    assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), "the pre-capture and the event, no frame lost"
+    # Every frame the pipeline processed is in the clip: the H.264 sink lost none (its mailbox
+    # rides out the stall of encoding the kept JPEGs). A frame the pipeline itself dropped
+    # (late, on a busy machine) never reached a sink, so it may be missing.
+    state = server.state()
+    dropped = sum(state.get("drops", {}).get(k, 0) for k in ("late", "superseded", "error"))
+    missing = sorted(set(range(seqs[0], seqs[-1] + 1)) - set(seqs))
+    assert seqs == sorted(set(seqs)), "in order, none twice"
+    assert len(missing) <= dropped, ("the pre-capture and the event: frames lost", missing, state.get("drops"))
+    assert state["sinks"]["h264"]["skipped"] == 0, state["sinks"]["h264"]
+    print(f"clip {len(seqs)} frames, {len(missing)} missing, pipeline drops {dropped}")
     with av.open(str(server.data_dir / "events" / f"{second['id']}.mp4")) as container:
         assert len(list(container.decode(video=0))) == len(frames)

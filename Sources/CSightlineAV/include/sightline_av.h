@@ -191,6 +191,16 @@ int sl_av_reader_reorders(sl_av_reader *r);
 // from when the reader keeps units (else data is NULL).
 int sl_av_reader_read_unit(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_unit *unit, sl_av_error *err);
 
+// Like sl_av_reader_read_unit, but keeps the decoded picture as the decoder
+// gave it (until the next read) and says its size: sl_av_reader_convert then
+// writes it in BGR24 straight into the caller's buffer, with no copy between.
+int sl_av_reader_read_unit_kept(sl_av_reader *r, int *got, int *width, int *height, sl_av_unit *unit,
+                                sl_av_error *err);
+
+// Converts the picture the last sl_av_reader_read_unit_kept gave into `dst`
+// (width x height of that picture, BGR24, `stride` bytes a row).
+int sl_av_reader_convert(sl_av_reader *r, uint8_t *dst, int stride, sl_av_error *err);
+
 // Seeks back to the start and empties the decoder, so the next read gives
 // the first picture again. 0, or the error when the input cannot seek (then
 // close it and open it again).

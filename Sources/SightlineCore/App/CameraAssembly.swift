@@ -148,12 +148,12 @@ public struct CameraAssembly {
         info.maxRate = settings.faceMaxRate
         info.idleRate = settings.faceIdleRate
         logger.info("faces on", metadata: ["detector": "\(detector.name)", "detectEvery": "\(every)"])
-        // Faces are looked for at the full rate while any sink uses them (FrameSink.consumesFaces).
+        // Faces are looked for as the sink that uses them most asks (FrameSink.faceUse).
         let stage = FaceStage(detector: detector, tracker: FaceTracker(), service: service,
                               detectEvery: every, limit: settings.maxFaces,
                               policy: FaceDetectionPolicy(maxRate: settings.faceMaxRate, idleRate: settings.faceIdleRate,
                                                           fineEverySeconds: settings.faceFineEverySeconds),
-                              isWatched: { sinks.contains { $0.consumesFaces } },
+                              faceUse: { sinks.reduce(FaceUse.none) { max($0, $1.faceUse) } },
                               opticalFlow: settings.faceOpticalFlow,
                               cutDetector: try (detector as? YuNetDetector)?.cutFrameDetector(), stats: stats,
                               sharedThread: sharing?.thread)

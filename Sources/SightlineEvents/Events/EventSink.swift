@@ -91,11 +91,15 @@ public final class EventSink: FrameSink {
         clips?.enqueue(batch)
     }
 
-    /// With a broker: always (faces are published whenever they happen).
-    /// Otherwise while a face is followed for an event, so its boxes (in the
-    /// clip, the event's best frame) and its end come at the full rate; a new
-    /// face is found at the idle rate first.
-    public var consumesFaces: Bool { publisher != nil || followsFaces.load(ordering: .relaxed) }
+    /// With a broker: live, always (faces are published whenever they happen).
+    /// Otherwise `following` while a face is followed for an event, so its
+    /// boxes (in the clip, the event's best frame) and its end come at the
+    /// full rate, or the settled rate while nothing changes; a new face is
+    /// found at the idle rate first.
+    public var faceUse: FaceUse {
+        if publisher != nil { return .live }
+        return followsFaces.load(ordering: .relaxed) ? .following : .none
+    }
 
     /// Every frame is seen by the tracker; none is skipped.
     public var counts: SinkCounts {

@@ -27,7 +27,7 @@ public final class FaceStage: PipelineStage {
     private let stats: PipelineStats?
     private let detectEvery: Int
     private let policy: FaceDetectionPolicy
-    private let isWatched: @Sendable () -> Bool
+    private let faceUse: @Sendable () -> FaceUse
     private let probe = SceneChangeProbe()
     private var framesSinceOffer = Int.max / 2
     /// When the last pass was due. Passes keep to a grid of the mode's
@@ -51,8 +51,8 @@ public final class FaceStage: PipelineStage {
     /// Flow measurements run so far (for tests and the benchmark).
     private(set) var flowMeasures = 0
     /// The faces shown on the last frame, and whether the last pass's faces
-    /// were the same ones (none new to the tracker, none lost): a crowd
-    /// that stays so is passed over at the policy's settled pace.
+    /// were the same ones (none new to the tracker, none lost): faces that
+    /// stay so are passed over at the policy's settled pace.
     private var shownIDs = Set<Int>()
     private var lastPassSettled = false
     /// The last frame's gray picture and time, where this frame's flow starts.
@@ -70,11 +70,11 @@ public final class FaceStage: PipelineStage {
     /// recognition read them (the worker holds at most one frame waiting and one in work).
     private var offeredCopies: [(capturedAt: Double, image: ImageBuffer, gray: ImageBuffer)] = []
 
-    /// `isWatched` says whether any sink uses faces now (`FrameSink.consumesFaces`:
+    /// `faceUse` says how the sinks use faces now (the most any asks, `FrameSink.faceUse`:
     /// a viewer, a relay, a broker, a face followed for an event); it is asked
     /// on the pipeline thread once a frame.
     public init(detector: FaceDetector, tracker: FaceTracker, service: FaceService, detectEvery: Int, limit: Int,
-                policy: FaceDetectionPolicy = FaceDetectionPolicy(), isWatched: @escaping @Sendable () -> Bool = { true },
+                policy: FaceDetectionPolicy = FaceDetectionPolicy(), faceUse: @escaping @Sendable () -> FaceUse = { .live },
                 opticalFlow: Bool = true, cutDetector: FaceDetector? = nil, stats: PipelineStats? = nil,
                 sharedThread: FaceDetectionThread? = nil) {
         flow = opticalFlow ? FaceFlow() : nil
@@ -87,7 +87,7 @@ public final class FaceStage: PipelineStage {
         self.stats = stats
         self.detectEvery = max(1, detectEvery)
         self.policy = policy
-        self.isWatched = isWatched
+        self.faceUse = faceUse
     }
 
     deinit { worker.stop() }
@@ -149,7 +149,8 @@ public final class FaceStage: PipelineStage {
         let tracked = tracker.predict(at: frame.capturedAt)
         shownIDs = Set(tracked.map(\.id))
         if offerDue, let gray = context.gray {
-            let mode = policy.mode(tracking: !tracked.isEmpty, changed: changedSinceOffer, watched: isWatched())
+            let use = faceUse()
+            let mode = policy.mode(tracking: !tracked.isEmpty, changed: changedSinceOffer, watched: use != .none)
             stats?.faceMode(mode)
             let crowd = policy.isCrowd(tracked: tracked.count)
             let fine = policy.fine(passesOnPicture: passesOnPicture, secondsSinceFine: frame.capturedAt - lastFineAt,
@@ -160,7 +161,10 @@ public final class FaceStage: PipelineStage {
             // of a new picture is boxed within a few frames.
             let settling = mode == .active && passesOnPicture > 0
                 && passesOnPicture <= policy.finePassesOnNewPicture && worker.isIdle
-            let interval = policy.interval(mode, settledCrowd: crowd && lastPassSettled)
+            // Settled faces are passed over at the settled pace in a crowd, and
+            // wherever only an event follows them (nobody sees them live).
+            let settled = lastPassSettled && !tracked.isEmpty && (crowd || use == .following)
+            let interval = policy.interval(mode, settled: settled)
             let full = passesReadFullFrame && image !== frame.image
             let toFull = Double(frame.image.width) / Double(image.width)
             let hints = newPicture ? [] : tracked.map { full ? $0.observation.scaled(by: toFull) : $0.observation }

@@ -12,15 +12,15 @@ import Foundation
 /// or a `FrameSink` of its own) and its place in the list `CameraUnit`
 /// (SightlineCore/App) hands to `CameraAssembly.build(stats:sinks:)` (stream,
 /// H.264, watchdog, events, in that order). A sink that wants faces found at full rate says so
-/// in `consumesFaces`; nothing else needs to know about it.
+/// in `faceUse`; nothing else needs to know about it.
 public protocol FrameSink: AnyObject, Sendable {
     /// Names the sink in `/api/state` and `/metrics`.
     var name: String { get }
     /// Any thread (the face stage asks on the pipeline thread, every frame):
-    /// whether this sink uses faces now, so they are looked for at the full
-    /// rate (`faces.maxRate`). While no sink does, faces are looked for at the
-    /// idle rate (`faces.idleRate`) only. Must be cheap: an atomic or a lock.
-    var consumesFaces: Bool { get }
+    /// how this sink uses faces now (`FaceUse`): live, they are looked for at
+    /// the full rate (`faces.maxRate`); while no sink uses them, at the idle
+    /// rate (`faces.idleRate`) only. Must be cheap: an atomic or a lock.
+    var faceUse: FaceUse { get }
     /// Pipeline thread, every frame: the JPEG sizes this sink sends of each
     /// frame now, which the pipeline encodes before `deliver` (none: no JPEG
     /// is made for it; a sink that needs one only now and then makes it
@@ -37,7 +37,9 @@ public protocol FrameSink: AnyObject, Sendable {
 }
 
 extension FrameSink {
-    public var consumesFaces: Bool { false }
+    public var faceUse: FaceUse { .none }
+    /// Whether this sink uses faces at all now.
+    public var consumesFaces: Bool { faceUse != .none }
     public var wantedJPEG: Set<JPEGSize> { [] }
     public func start() throws {}
     public func stop() {}

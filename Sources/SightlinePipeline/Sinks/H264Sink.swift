@@ -36,8 +36,16 @@ public final class H264Sink: FrameSink {
         relay = SourceVideoRelay(feed: feed, stats: stats) { wake() }
         inner = ThreadedSink(name: "h264", consumer: H264FeedEncoder(feed: feed, stats: stats, settings: settings,
                                                                      sourceFPS: sourceFPS, wake: wake, relay: relay,
-                                                                     encoding: encoding, logger: logger))
+                                                                     encoding: encoding, logger: logger),
+                             capacity: Self.framesWaiting)
     }
+
+    /// Frames that may wait for the encoder: every frame is a clip's and a
+    /// viewer's, so a stall of the encoder's thread (a busy machine, the kept
+    /// JPEGs of an MJPEG source encoded once a clip wants them) is ridden out
+    /// rather than a frame skipped; x264 at zerolatency catches up faster than
+    /// real time. Longer stalls drop the oldest.
+    public static let framesWaiting = 4
 
     /// Main thread, before the pipeline starts and after the server stops:
     /// what wakes the service thread for new access units (nil: nothing).
@@ -53,7 +61,7 @@ public final class H264Sink: FrameSink {
     /// While a relay is fed. Viewers of H.264 on /ws count with the stream
     /// sink's; the clip recorder's pre-capture does not count (it holds the
     /// feed at all times, and would keep faces at full rate on an empty room).
-    public var consumesFaces: Bool { relaysUp?() ?? false }
+    public var faceUse: FaceUse { relaysUp?() ?? false ? .live : .none }
 
     public var counts: SinkCounts { inner.counts }
     public func start() throws { try inner.start() }

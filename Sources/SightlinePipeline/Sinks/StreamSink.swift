@@ -61,7 +61,7 @@ public final class StreamSink: FrameSink {
     }
 
     /// While a client streams: they see the boxes.
-    public var consumesFaces: Bool { stats.hasViewers }
+    public var faceUse: FaceUse { stats.hasViewers ? .live : .none }
 
     public var counts: SinkCounts {
         let count = published.load(ordering: .relaxed)

@@ -15,21 +15,25 @@ extension FrameConsumer {
     public func finish() {}
 }
 
-/// A sink with its own thread: the pipeline puts each frame in a one-slot
-/// mailbox and goes on; the thread takes the newest and hands it to the
-/// consumer. A consumer slower than the frame rate sees fewer frames (the
-/// rest are counted as skipped), never older ones, and never slows the
-/// pipeline or another sink.
+/// A sink with its own thread: the pipeline puts each frame in a mailbox
+/// (one slot unless the sink asks for more) and goes on; the thread takes
+/// them in order and hands them to the consumer. A consumer slower than the
+/// frame rate sees fewer frames (the oldest waiting are dropped and counted
+/// as skipped), and never slows the pipeline or another sink. More slots
+/// let a consumer that must see every frame (the H.264 encoder: a skipped
+/// frame is missing from clips and viewers' video) ride out a stall of that
+/// many frames, at that many frames of memory.
 public final class ThreadedSink: FrameSink {
     public let name: String
-    private let mailbox = SinkMailbox<ProcessedFrame>()
+    private let mailbox: SinkMailbox<ProcessedFrame>
     private let consumer: ThreadOwned<any FrameConsumer>
     private let started = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
     /// The consumer is handed over whole: from here on only the sink's thread touches it.
-    public init(name: String, consumer: sending any FrameConsumer) {
+    public init(name: String, consumer: sending any FrameConsumer, capacity: Int = 1) {
         self.name = name
+        mailbox = SinkMailbox(capacity: capacity)
         self.consumer = ThreadOwned(consumer)
     }
 

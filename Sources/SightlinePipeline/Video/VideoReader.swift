@@ -73,12 +73,14 @@ public final class VideoReader {
 
     /// The next picture with its unit, or nil at the end of the input.
     public func readPicture() throws -> Picture? {
-        var got: Int32 = 0
-        var picture = sl_av_picture()
+        var got: Int32 = 0, width: Int32 = 0, height: Int32 = 0
         var unit = sl_av_unit()
-        try AVError.check { sl_av_reader_read_unit(handle, &got, &picture, &unit, $0) }
+        try AVError.check { sl_av_reader_read_unit_kept(handle, &got, &width, &height, &unit, $0) }
         guard got != 0 else { return nil }
-        var result = Picture(image: ImageBuffer(copying: picture))
+        // Converted straight into the frame's own buffer: no copy of the picture between.
+        let image = ImageBuffer(width: Int(width), height: Int(height), channels: 3, zeroed: false)
+        try AVError.check { sl_av_reader_convert(handle, image.bytes, Int32(image.stride), $0) }
+        var result = Picture(image: image)
         if let data = unit.data, unit.size > 0 {
             result.unit = Data(bytes: data, count: unit.size)
             result.unitIsKey = unit.is_key != 0
@@ -118,7 +120,7 @@ extension AVError {
 extension ImageBuffer {
     /// Copies a picture the libavcodec shim decoded (BGR24).
     convenience init(copying picture: sl_av_picture) {
-        self.init(width: Int(picture.width), height: Int(picture.height), channels: 3)
+        self.init(width: Int(picture.width), height: Int(picture.height), channels: 3, zeroed: false)
         guard let data = picture.data else { return }
         for row in 0..<height {
             (bytes + row * stride).update(from: data + row * Int(picture.stride), count: width * 3)

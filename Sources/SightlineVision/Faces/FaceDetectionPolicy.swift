@@ -13,12 +13,15 @@ import Foundation
 ///   passes, which find faces too small or tilted for the others (at about
 ///   four times the cost); the faces they find are kept between them by the
 ///   passes' confirming crops (YuNetDetector).
-/// - a crowd (`crowdFaces` or more tracked) that the last pass found
-///   settled (no face new to the tracker, none lost) is `active` at
-///   `crowdSettledRate` only: optical flow keeps every box on its face
-///   between passes, and a pass that finds something new goes back to
-///   `maxRate` at once. A crowd's fine passes come every `crowdFineFactor`
-///   times `fineEverySeconds`. Fewer faces are paced as before.
+/// - tracked faces that the last pass found settled (no face new to the
+///   tracker, none lost) are `active` at `settledRate` only, in a crowd
+///   (`crowdFaces` or more tracked) and whenever only an event follows them
+///   (nobody sees them live: the face stage's `FaceUse.following`): optical
+///   flow keeps every box on its face between passes, and a pass that finds
+///   something new or loses a face goes back to `maxRate` at once. Fewer
+///   faces seen live keep `maxRate`, so a face that joins them is boxed at
+///   once. A crowd's fine passes come every `crowdFineFactor` times
+///   `fineEverySeconds`.
 /// - `unwatched`: nobody consumes faces live (no WebSocket or MJPEG viewer and
 ///   no MQTT broker) — `idleRate` passes a second whatever the scene; events
 ///   are still recorded, starting at most 1 / idleRate seconds late.
@@ -41,8 +44,8 @@ public struct FaceDetectionPolicy: Sendable, Equatable {
     /// Tracked faces that make a crowd (nil: never a crowd; the detector's
     /// `YuNetDetector.liveCrowdFaces`).
     public var crowdFaces: Int? = 8
-    /// Passes a second at most in a settled crowd (see above).
-    public var crowdSettledRate = 5.0
+    /// Passes a second at most while the tracked faces are settled (see above).
+    public var settledRate = 5.0
     /// A crowd's fine passes are this many times further apart.
     public var crowdFineFactor = 2.0
     /// Tracks optical flow measures on one frame at most, and in a crowd
@@ -84,10 +87,10 @@ public struct FaceDetectionPolicy: Sendable, Equatable {
     }
 
     /// Seconds from one pass to the next in `mode`.
-    /// `settledCrowd`: a crowd the last pass found settled (see above).
-    public func interval(_ mode: Mode, settledCrowd: Bool = false) -> Double {
+    /// `settled`: tracked faces the last pass found settled (see above).
+    public func interval(_ mode: Mode, settled: Bool = false) -> Double {
         guard mode == .active else { return 1 / idleRate }
         let rate = max(maxRate, idleRate)
-        return 1 / (settledCrowd ? max(idleRate, min(rate, crowdSettledRate)) : rate)
+        return 1 / (settled ? max(idleRate, min(rate, settledRate)) : rate)
     }
 }

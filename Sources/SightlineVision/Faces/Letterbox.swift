@@ -33,8 +33,7 @@ struct Letterbox: Equatable {
         input.bytes.update(repeating: 0, count: input.byteCount)
         let source = frame.cView(x: regionX, y: regionY, width: regionWidth, height: regionHeight)
         let target = input.cView(x: 0, y: 0, width: scaledWidth, height: scaledHeight)
-        let shrinking = regionWidth > scaledWidth
-        try ImageOps.resize(source, into: target, interpolation: shrinking ? .area : .linear)
+        try ImageOps.shrink(source, into: target)
     }
 }
 
