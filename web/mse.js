@@ -11,7 +11,8 @@
 // what is drawn with the boxes is exactly the picture they belong to.
 //
 // Live edge: the buffer stays short. After each append, a playhead more than
-// LIVE_BEHIND_S behind the newest frame jumps to it; what lies more than
+// LIVE_BEHIND_S behind the newest frame jumps to it, one more than CATCH_UP_S behind
+// plays at CATCH_UP_RATE until it is within CAUGHT_UP_S (no seek, so no glitch); what lies more than
 // KEEP_BEHIND_S behind the playhead (and before the newest keyframe) is removed.
 // A stall (fragments arrive, no picture is presented for STALL_MS while the page is
 // visible) asks the stream to reconnect: the server then starts on a keyframe with a
@@ -20,6 +21,10 @@
 // Main thread. The pure parts (PtsMetaMap, liveEdge) are unit-tested under node.
 
 export const LIVE_BEHIND_S = 0.3;
+/** Behind the buffered end by more than this (and less than a jump): play a little faster until back under CAUGHT_UP_S. */
+export const CATCH_UP_S = 0.1;
+export const CAUGHT_UP_S = 0.06;
+export const CATCH_UP_RATE = 1.2;
 export const KEEP_BEHIND_S = 3;
 export const STALL_MS = 2500;
 export const MAX_PENDING_METAS = 1024;
@@ -88,18 +93,22 @@ export class PtsMetaMap {
 /**
  * What to do with the playhead and the buffer, from the buffered range [start, end] that
  * holds the newest frame (seconds), the playhead, and the newest keyframe's time.
- * @returns {{seekTo: number|null, removeBefore: number|null}}
+ * @returns {{seekTo: number|null, removeBefore: number|null, playbackRate: number}}
  *   seekTo: jump there (just before the end, inside the newest frame); removeBefore: remove
- *   the buffer before that time (never past the newest keyframe, which later frames need).
+ *   the buffer before that time (never past the newest keyframe, which later frames need);
+ *   playbackRate: faster while a little behind, 1 once caught up (`rate`: the current one).
  */
-export function liveEdge({ start, end, currentTime, newestKeyTime = null, behind = LIVE_BEHIND_S, keep = KEEP_BEHIND_S }) {
+export function liveEdge({ start, end, currentTime, newestKeyTime = null, rate = 1, behind = LIVE_BEHIND_S,
+  keep = KEEP_BEHIND_S }) {
   let seekTo = null;
   if (currentTime < start || end - currentTime > behind) seekTo = Math.max(start, end - 0.001);
+  const lag = seekTo === null ? end - currentTime : 0;
+  const playbackRate = lag > CATCH_UP_S ? CATCH_UP_RATE : lag < CAUGHT_UP_S ? 1 : rate;
   const playhead = seekTo ?? currentTime;
   let removeBefore = null;
   const limit = Math.min(playhead - keep, newestKeyTime ?? -Infinity);
   if (limit > start + 0.5) removeBefore = limit;
-  return { seekTo, removeBefore };
+  return { seekTo, removeBefore, playbackRate };
 }
 
 export class MsePlayer {
@@ -273,12 +282,14 @@ export class MsePlayer {
     if (!buffer || !buffer.buffered.length) return this.#pump();
     const last = buffer.buffered.length - 1;
     const visible = !this.document?.hidden;
-    const { seekTo, removeBefore } = liveEdge({
+    const { seekTo, removeBefore, playbackRate } = liveEdge({
       start: buffer.buffered.start(last),
       end: buffer.buffered.end(last),
       currentTime: video.currentTime,
       newestKeyTime: this.newestKeyTime,
+      rate: video.playbackRate,
     });
+    if (video.playbackRate !== playbackRate) video.playbackRate = playbackRate;
     if (seekTo !== null && visible) {
       video.currentTime = seekTo;
       this.stats.jumps += 1;
