@@ -7,8 +7,9 @@
 // (ticks of the init notice's timescale, 90 kHz). requestVideoFrameCallback gives the
 // presented picture's `mediaTime` (its timestamp, seconds); round(mediaTime *
 // timescale) is that pts, and the pts -> JSON map gives the frame. The picture is
-// copied into a canvas in that callback (the rendering step that presents it), so
-// what is drawn with the boxes is exactly the picture they belong to.
+// copied into a canvas in that callback (the rendering step that presents it) and
+// painted with its boxes at the next callback, once that shows no picture came
+// between unreported (then the copy may hold the newer one, and is dropped).
 //
 // Live edge: the buffer stays short. After each append, a playhead more than
 // LIVE_BEHIND_S behind the newest frame jumps to it, one more than CATCH_UP_S behind
@@ -24,7 +25,7 @@ export const LIVE_BEHIND_S = 0.3;
 /** Behind the buffered end by more than this (and less than a jump): play a little faster until back under CAUGHT_UP_S. */
 export const CATCH_UP_S = 0.1;
 export const CAUGHT_UP_S = 0.06;
-export const CATCH_UP_RATE = 1.2;
+export const CATCH_UP_RATE = 1.1;
 export const KEEP_BEHIND_S = 3;
 export const STALL_MS = 2500;
 export const MAX_PENDING_METAS = 1024;
@@ -33,7 +34,7 @@ export const MAX_PENDING_METAS = 1024;
  * not painted: by then the compositor may have moved the <video> to the next picture, and the copy
  * would show that one with these boxes. The previous picture stays, with its own boxes.
  */
-export const LATE_CALLBACK_MS = 10;
+export const LATE_CALLBACK_MS = 25;
 
 /** The MediaSource class this browser has: MediaSource, else ManagedMediaSource (iPhone Safari 17.1+), else null. */
 export function mediaSourceClass(scope = globalThis) {
@@ -140,7 +141,7 @@ export class MsePlayer {
     this.canvas = null;
     this.unsupported = null;
     this.stats = {
-      inits: 0, fragments: 0, presented: 0, late: 0, orphans: 0, jumps: 0, removes: 0, appendErrors: 0, stalls: 0,
+      inits: 0, fragments: 0, presented: 0, late: 0, unverified: 0, orphans: 0, rearmed: 0, jumps: 0, removes: 0, appendErrors: 0, stalls: 0,
       dropped: 0, // fragments before any init segment (never appended)
     };
     this.#watchFrames();
@@ -232,6 +233,7 @@ export class MsePlayer {
 
   #teardown() {
     this.queue = [];
+    this.held = null;
     this.metas.clear();
     this.newestKeyTime = null;
     this.buffer = null;
@@ -309,19 +311,39 @@ export class MsePlayer {
     this.#pump();
   }
 
+  /**
+   * requestVideoFrameCallback, again after each callback. A callback lost while the page was frozen
+   * (a background tab) would end the chain, so a chain silent for over a second while fragments
+   * arrive is started again (#checkStall).
+   */
   #watchFrames() {
     const video = this.video;
     if (typeof video.requestVideoFrameCallback !== 'function') return;
+    if (this.frameCallback !== undefined) video.cancelVideoFrameCallback?.(this.frameCallback);
     const onPresented = (now, metadata) => {
-      video.requestVideoFrameCallback(onPresented);
+      this.frameCallback = video.requestVideoFrameCallback(onPresented);
+      this.lastCallbackAt = performance.now();
       this.#presented(metadata);
     };
-    video.requestVideoFrameCallback(onPresented);
+    this.frameCallback = video.requestVideoFrameCallback(onPresented);
+    this.lastCallbackAt = performance.now();
   }
 
   /** A picture is being presented (requestVideoFrameCallback): its frame's JSON, and a copy of it. */
   #presented(metadata) {
     this.lastPresentedAt = performance.now();
+    // The copy made at the previous callback is painted only now, if no picture came between the two
+    // callbacks unreported: when one does, the <video> may already have held it when that copy was
+    // made (Chromium's drawImage takes the compositor's newest picture, which can be ahead of the
+    // presented one the callback describes).
+    const held = this.held;
+    this.held = null;
+    if (held) {
+      if (metadata.presentedFrames === held.presentedFrames + 1) {
+        this.stats.presented += 1;
+        this.onFrame(held.frame);
+      } else this.stats.unverified += 1;
+    }
     const pts = Math.round(metadata.mediaTime * this.timescale);
     const meta = this.metas.take(pts);
     if (!meta) {
@@ -336,17 +358,19 @@ export class MsePlayer {
     const width = metadata.width || video.videoWidth;
     const height = metadata.height || video.videoHeight;
     if (!width || !height) return;
-    // Two canvases in turn: the overlay holds the one on screen until the next frame replaces it.
-    this.canvases ??= [this.document.createElement('canvas'), this.document.createElement('canvas')];
-    this.flip = !this.flip;
-    const canvas = this.canvases[this.flip ? 1 : 0];
+    // Three canvases in turn: one on screen (the overlay holds it), one held for the check, one being drawn.
+    this.canvases ??= [0, 1, 2].map(() => this.document.createElement('canvas'));
+    this.turn = ((this.turn ?? 0) + 1) % 3;
+    const canvas = this.canvases[this.turn];
     if (canvas.width !== width || canvas.height !== height) {
       canvas.width = width;
       canvas.height = height;
     }
     canvas.getContext('2d').drawImage(video, 0, 0, width, height);
-    this.stats.presented += 1;
-    this.onFrame({ meta, bitmap: canvas, format: 'mse', mediaTime: metadata.mediaTime });
+    this.held = {
+      presentedFrames: metadata.presentedFrames,
+      frame: { meta, bitmap: canvas, format: 'mse', mediaTime: metadata.mediaTime },
+    };
   }
 
   #checkStall() {
@@ -355,6 +379,10 @@ export class MsePlayer {
       return;
     }
     const now = performance.now();
+    if (now - this.lastAppendAt < 1000 && now - this.lastCallbackAt > 1000) {
+      this.stats.rearmed += 1;
+      this.#watchFrames();
+    }
     if (now - this.lastAppendAt < 1000 && now - this.lastPresentedAt > STALL_MS) this.#stalled('no picture presented');
   }
 

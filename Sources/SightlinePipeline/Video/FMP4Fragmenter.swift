@@ -10,9 +10,9 @@ import Foundation
 /// Timestamps (the README's H.264 section): 90 kHz ticks. libavformat dates
 /// each fragment by the sum of the sample durations before it, so the
 /// timeline is made of durations: the first unit of an init segment has pts
-/// 0, and each unit lasts the last gap between capture times (1/25 s for the
-/// first), so the stream plays at the camera's pace, one gap behind its
-/// clock at most, and never has a hole (a browser would drop pictures until
+/// 0, and each unit lasts the gap between capture times, smoothed (weight
+/// 0.2 for each new gap; 1/25 s for the first), so the stream plays at the
+/// camera's pace, a few gaps off its clock at most, and never has a hole (a browser would drop pictures until
 /// the next keyframe after one). pts equals dts (no B-frames). Each frame's
 /// JSON carries its fragment's `pts`: the page finds the frame of the
 /// presented picture from `requestVideoFrameCallback`'s `mediaTime` as
@@ -45,8 +45,11 @@ public final class FMP4Fragmenter {
     private var lastNanos: UInt64 = 0
     /// The pts of the next unit: the sum of the durations so far.
     private var nextPts: Int64 = 0
-    /// The duration given to a unit: the last gap between frames, in ticks.
+    /// The duration given to a unit: the gap between frames (smoothed), in ticks.
     private var duration: Int64 = 3_600
+    private var smoothed: Double?
+    /// Weight of each new gap in the smoothed one.
+    static let smoothing = 0.2
 
     public init() {}
 
@@ -65,13 +68,17 @@ public final class FMP4Fragmenter {
                 codec = AnnexB.codecString(in: unit)
                 nextPts = 0
                 duration = 3_600
+                smoothed = nil
                 lastNanos = capturedNanos
             }
         }
         guard let handle else { throw NoKeyframe() }
         if capturedNanos > lastNanos {
-            let gap = Int64((Double(capturedNanos - lastNanos) * Double(Self.timescale) / 1e9).rounded())
-            duration = min(Self.timescale, max(Self.timescale / 200, gap))
+            // The gaps smoothed (a few ms of capture jitter would make the browser drop pictures); the sum of
+            // the durations still follows the capture clock, off by at most a few gaps.
+            let gap = Double(capturedNanos - lastNanos) * Double(Self.timescale) / 1e9
+            smoothed = smoothed == nil ? gap : smoothed! + Self.smoothing * (gap - smoothed!)
+            duration = min(Self.timescale, max(Self.timescale / 200, Int64(smoothed!.rounded())))
         }
         lastNanos = capturedNanos
         let pts = nextPts

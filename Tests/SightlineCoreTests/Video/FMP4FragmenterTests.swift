@@ -63,8 +63,8 @@ struct FMP4FragmenterTests {
             #expect(mdat >= encoded.data.count - 4 * 8 && mdat <= encoded.data.count + 4 * 8)
             pts.append(out.pts)
         }
-        // 1/25 s for the first, then each unit lasts the gap before it: 33, 33, 50 ms in 90 kHz ticks.
-        let durations: [Int64] = [3_600, 2_970, 2_970, 4_500]
+        // 1/25 s for the first, then each unit lasts the gaps so far, smoothed: 33, 33, then 33 + 0.2 x 17 ms.
+        let durations: [Int64] = [3_600, 2_970, 2_970, 2_970 + 306]
         var expected: [Int64] = [0]
         for duration in durations { expected.append(expected.last! + duration) }
         #expect(pts == expected)
