@@ -8,8 +8,9 @@
 // presented picture's `mediaTime` (its timestamp, seconds); round(mediaTime *
 // timescale) is that pts, and the pts -> JSON map gives the frame. The picture is
 // copied into a canvas in that callback (the rendering step that presents it) and
-// painted with its boxes at the next callback, once that shows no picture came
-// between unreported (then the copy may hold the newer one, and is dropped).
+// painted with its boxes at the next callback, once that shows the copy held the
+// picture described (Chromium's drawImage can already give the next one: then no
+// picture was reported in between, or the next copy is the same picture).
 //
 // Live edge: the buffer stays short. After each append, a playhead more than
 // LIVE_BEHIND_S behind the newest frame jumps to it, one more than CATCH_UP_S behind
@@ -35,6 +36,15 @@ export const MAX_PENDING_METAS = 1024;
  * would show that one with these boxes. The previous picture stays, with its own boxes.
  */
 export const LATE_CALLBACK_MS = 25;
+/** The thumbnail two copies are compared by (see MsePlayer's check before painting). */
+export const FINGERPRINT_SIZE = [64, 48];
+
+/** Whether two fingerprints (RGBA bytes, or null) are of the same picture. */
+export function sameFingerprint(a, b) {
+  if (!a || !b || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i += 1) if (a[i] !== b[i]) return false;
+  return true;
+}
 
 /** The MediaSource class this browser has: MediaSource, else ManagedMediaSource (iPhone Safari 17.1+), else null. */
 export function mediaSourceClass(scope = globalThis) {
@@ -234,6 +244,7 @@ export class MsePlayer {
   #teardown() {
     this.queue = [];
     this.held = null;
+    this.lastPrint = null;
     this.metas.clear();
     this.newestKeyTime = null;
     this.buffer = null;
@@ -332,18 +343,40 @@ export class MsePlayer {
   /** A picture is being presented (requestVideoFrameCallback): its frame's JSON, and a copy of it. */
   #presented(metadata) {
     this.lastPresentedAt = performance.now();
-    // The copy made at the previous callback is painted only now, if no picture came between the two
-    // callbacks unreported: when one does, the <video> may already have held it when that copy was
-    // made (Chromium's drawImage takes the compositor's newest picture, which can be ahead of the
-    // presented one the callback describes).
+    const video = this.video;
+    const width = metadata.width || video.videoWidth;
+    const height = metadata.height || video.videoHeight;
+    if (!width || !height) return;
+    // The picture, copied now. Three canvases in turn: one on screen (the overlay holds it), one held
+    // for the check below, one being drawn.
+    this.canvases ??= [0, 1, 2].map(() => this.document.createElement('canvas'));
+    this.turn = ((this.turn ?? 0) + 1) % 3;
+    const canvas = this.canvases[this.turn];
+    if (canvas.width !== width || canvas.height !== height) {
+      canvas.width = width;
+      canvas.height = height;
+    }
+    canvas.getContext('2d').drawImage(video, 0, 0, width, height);
+    const print = this.#fingerprint(canvas);
+
+    // The copy made at the previous callback is painted only now, once this one shows it was the
+    // picture that callback described: Chromium's drawImage takes the compositor's newest picture,
+    // which can already be the next one. Then either that next picture was never reported (a
+    // picture came between the two callbacks unreported) or it is this one (the two copies are the
+    // same picture while the one before them differed); either way the copy is dropped.
     const held = this.held;
     this.held = null;
     if (held) {
-      if (metadata.presentedFrames === held.presentedFrames + 1) {
+      const consecutive = metadata.presentedFrames === held.presentedFrames + 1;
+      const aheadOfItself = sameFingerprint(held.print, print) && !sameFingerprint(held.print, held.before);
+      if (consecutive && !aheadOfItself) {
         this.stats.presented += 1;
         this.onFrame(held.frame);
       } else this.stats.unverified += 1;
     }
+    const before = this.lastPrint;
+    this.lastPrint = print;
+
     const pts = Math.round(metadata.mediaTime * this.timescale);
     const meta = this.metas.take(pts);
     if (!meta) {
@@ -354,23 +387,25 @@ export class MsePlayer {
       this.stats.late += 1;
       return;
     }
-    const video = this.video;
-    const width = metadata.width || video.videoWidth;
-    const height = metadata.height || video.videoHeight;
-    if (!width || !height) return;
-    // Three canvases in turn: one on screen (the overlay holds it), one held for the check, one being drawn.
-    this.canvases ??= [0, 1, 2].map(() => this.document.createElement('canvas'));
-    this.turn = ((this.turn ?? 0) + 1) % 3;
-    const canvas = this.canvases[this.turn];
-    if (canvas.width !== width || canvas.height !== height) {
-      canvas.width = width;
-      canvas.height = height;
-    }
-    canvas.getContext('2d').drawImage(video, 0, 0, width, height);
     this.held = {
       presentedFrames: metadata.presentedFrames,
+      print,
+      before,
       frame: { meta, bitmap: canvas, format: 'mse', mediaTime: metadata.mediaTime },
     };
+  }
+
+  /** A small grey thumbnail of a copy, to tell whether two copies hold the same picture. */
+  #fingerprint(canvas) {
+    if (!this.thumb) {
+      this.thumb = this.document.createElement('canvas');
+      this.thumb.width = FINGERPRINT_SIZE[0];
+      this.thumb.height = FINGERPRINT_SIZE[1];
+      this.thumbContext = this.thumb.getContext('2d', { willReadFrequently: true });
+    }
+    const [w, h] = FINGERPRINT_SIZE;
+    this.thumbContext.drawImage(canvas, 0, 0, w, h);
+    return this.thumbContext.getImageData(0, 0, w, h).data;
   }
 
   #checkStall() {

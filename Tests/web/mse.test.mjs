@@ -1,6 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { PtsMetaMap, liveEdge, mediaSourceClass, hasMSE, LIVE_BEHIND_S, CATCH_UP_RATE } from '../../web/mse.js';
+import { PtsMetaMap, liveEdge, mediaSourceClass, hasMSE, sameFingerprint, LIVE_BEHIND_S, CATCH_UP_RATE } from '../../web/mse.js';
 
 test('PtsMetaMap gives each pts its JSON once and forgets frames never presented', () => {
   const map = new PtsMetaMap(4);
@@ -44,4 +44,11 @@ test('MediaSource is preferred, ManagedMediaSource (iPhone Safari) taken where i
   assert.equal(hasMSE({ ManagedMediaSource: MMS }), true);
   assert.equal(hasMSE({ MediaSource: class { static isTypeSupported() { return false; } } }), false);
   assert.equal(hasMSE({}), false);
+});
+
+test('sameFingerprint: equal bytes only', () => {
+  assert.equal(sameFingerprint(new Uint8ClampedArray([1, 2, 3]), new Uint8ClampedArray([1, 2, 3])), true);
+  assert.equal(sameFingerprint(new Uint8ClampedArray([1, 2, 3]), new Uint8ClampedArray([1, 2, 4])), false);
+  assert.equal(sameFingerprint(null, new Uint8ClampedArray([1])), false);
+  assert.equal(sameFingerprint(new Uint8ClampedArray([1]), new Uint8ClampedArray([1, 1])), false);
 });
