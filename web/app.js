@@ -6,6 +6,7 @@
 
 import { Overlay } from './overlay.js';
 import { FrameStream, ConnectionState, sameHostWebSocketURL } from './stream.js';
+import { hasMSE } from './mse.js';
 import { StatePoller, MetricsPanel } from './metrics.js';
 import { FpsChart, SERIES } from './chart.js';
 import { TemplatesPanel } from './templates.js';
@@ -131,9 +132,11 @@ const videoChoice = chooseVideoMode({
   stored: readStoredMode(),
   hasDecoder: 'VideoDecoder' in window,
   secure: window.isSecureContext === true,
+  hasMSE: hasMSE(window),
   host: location.host,
 });
 let h264Available = videoChoice.h264Available;
+let mseAvailable = videoChoice.mseAvailable;
 
 function renderVideoChoice(mode, reason) {
   for (const input of elements.videoModes) {
@@ -141,6 +144,11 @@ function renderVideoChoice(mode, reason) {
     if (input.value === VideoMode.H264) {
       input.disabled = !h264Available;
       input.parentElement.title = h264Available ? '' : reason || '';
+    }
+    if (input.value === VideoMode.MSE) {
+      input.disabled = !mseAvailable;
+      input.parentElement.title = mseAvailable ? 'H.264 played by Media Source Extensions (no HTTPS needed)'
+        : 'This browser has no Media Source Extensions for H.264';
     }
   }
   elements.videoNote.textContent = reason || '';
@@ -152,7 +160,8 @@ renderVideoChoice(videoChoice.mode, videoChoice.reason);
 for (const input of elements.videoModes) {
   input.addEventListener('change', () => {
     if (!input.checked) return;
-    const mode = input.value === VideoMode.H264 && h264Available ? VideoMode.H264 : VideoMode.JPEG;
+    const mode = input.value === VideoMode.H264 && h264Available ? VideoMode.H264
+      : input.value === VideoMode.MSE && mseAvailable ? VideoMode.MSE : VideoMode.JPEG;
     storeMode(mode);
     stream.setMode(mode);
     updateStatus();
@@ -161,7 +170,8 @@ for (const input of elements.videoModes) {
 
 /** The browser cannot decode the stream's H.264 after all: back to JPEG, and say why. */
 function h264Unsupported(error, codec) {
-  h264Available = false;
+  if (stream.mode === VideoMode.MSE) mseAvailable = false;
+  else h264Available = false;
   const detail = error?.message ? ` (${error.message})` : '';
   renderVideoChoice(VideoMode.JPEG, `This browser cannot decode the server's H.264 (${codec || 'unknown codec'})${detail}. Showing JPEG.`);
   stream.setMode(VideoMode.JPEG);
@@ -206,10 +216,18 @@ function recordPaint(frame, samples) {
 
 const stream = new FrameStream((mode) => sameHostWebSocketURL(videoWebSocketPath(mode, WS_PATH)), {
   mode: videoChoice.mode,
+  video: document.getElementById('mse-video'),
   onUnsupported: h264Unsupported,
   onFrame(frame) {
     lastFrameAt = performance.now();
-    if (nextFrame) nextFrame.bitmap.close(); // superseded before it was painted
+    if (frame.format === VideoMode.MSE) {
+      // Painted now, in the rendering step that presents this picture (requestVideoFrameCallback).
+      if (nextFrame) nextFrame.bitmap.close?.();
+      nextFrame = frame;
+      paint();
+      return;
+    }
+    if (nextFrame) nextFrame.bitmap.close?.(); // superseded before it was painted
     nextFrame = frame;
     if (!frameRequested) {
       frameRequested = true;
@@ -420,6 +438,14 @@ function renderClientStats() {
 function videoInUse() {
   const painted = overlay.lastDrawn?.format;
   const asked = stream.mode;
+  if (asked === VideoMode.MSE) {
+    if (stream.lastFormat === VideoMode.JPEG) return 'JPEG (this server sends no H.264)';
+    if (painted === VideoMode.MSE && overlay.lastDrawn.picture?.width) {
+      const { width, height } = overlay.lastDrawn.picture;
+      return `H.264 (MSE) ${width}×${height}`;
+    }
+    return 'H.264 (MSE)';
+  }
   if (asked === VideoMode.H264) {
     const waiting = stream.videoStats?.waitingFor;
     if (stream.lastFormat === VideoMode.JPEG) return 'JPEG (this server sends no H.264)';
@@ -457,6 +483,7 @@ Object.defineProperty(window, 'sightline', {
         mode: stream.mode,
         painted: overlay.lastDrawn?.format ?? null,
         h264Available,
+        mseAvailable,
         note: elements.videoNote.hidden ? null : elements.videoNote.textContent,
         bitsPerSecond: stream.bitsPerSecond(),
         decoder: stream.videoStats,

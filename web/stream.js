@@ -13,6 +13,7 @@
 
 import { FramePairer, BitrateMeter, VideoMode, frameFormat, binarySize, utf8Length } from './video.js';
 import { H264Player } from './h264.js';
+import { MsePlayer } from './mse.js';
 
 export const RECONNECT_BASE_MS = 500;
 export const RECONNECT_MAX_MS = 10000;
@@ -47,10 +48,11 @@ export class FrameStream {
    * @param {{onFrame: (frame: {meta: object, bitmap: ImageBitmap|VideoFrame, format: string}) => void,
    *          onStatus?: (status: {state: string, retryAt?: number, attempt: number}) => void,
    *          onUnsupported?: (error: Error, codec: string) => void,
-   *          mode?: string}} handlers
+   *          mode?: string, video?: HTMLVideoElement}} handlers
    *   onUnsupported: the browser cannot decode the H.264 stream's codec (the app goes back to JPEG).
+   *   video: the <video> MSE mode plays into (its pictures reach onFrame copied, with their own JSON).
    */
-  constructor(url, { onFrame, onStatus = () => {}, onUnsupported = () => {}, mode = VideoMode.JPEG }) {
+  constructor(url, { onFrame, onStatus = () => {}, onUnsupported = () => {}, mode = VideoMode.JPEG, video = null }) {
     this.urlFor = typeof url === 'function' ? url : () => url;
     this.mode = mode;
     this.url = this.urlFor(mode);
@@ -71,6 +73,9 @@ export class FrameStream {
     });
     this.meter = new BitrateMeter();
     this.player = null; // H264Player, made on the first H.264 frame
+    this.video = video;
+    this.mse = null; // MsePlayer, made on the first fMP4 init segment
+    this.pendingInit = null; // an fmp4Init notice whose init segment is the next binary message
     this.decoding = false;
     this.waiting = null; // newest paired {meta, blob} waiting for the decoder
     this.newestSeq = -Infinity;
@@ -95,8 +100,22 @@ export class FrameStream {
     return this.meter.bitsPerSecond(now);
   }
 
-  /** The H.264 decoder's counters, or null before the first H.264 frame. */
+  /** The H.264 decoder's counters (WebCodecs, or MSE in MSE mode), or null before the first H.264 frame. */
   get videoStats() {
+    if (this.mode === VideoMode.MSE) {
+      if (!this.mse) return null;
+      return {
+        ...this.mse.stats,
+        player: 'mse',
+        codec: this.mse.codec,
+        skipped: this.mse.skipped,
+        behindSeconds: this.mse.behindSeconds,
+        decodeErrors: this.mse.stats.appendErrors,
+        orphans: 0, // a picture without its JSON is never drawn; counted as mse orphans
+        waitingFor: this.mse.source ? null : 'start',
+        unsupported: this.mse.unsupported ? String(this.mse.unsupported.message || this.mse.unsupported) : null,
+      };
+    }
     if (!this.player) return null;
     return {
       ...this.player.stats,
@@ -130,6 +149,8 @@ export class FrameStream {
     this.waiting = null;
     this.pairer.reset();
     this.player?.reset();
+    this.mse?.reset();
+    this.pendingInit = null;
     this.attempt = 0;
     const socket = this.socket;
     this.socket = null;
@@ -157,6 +178,8 @@ export class FrameStream {
     this.retryTimer = null;
     this.pairer.reset();
     this.player?.reset(); // a new stream starts on a keyframe of its own
+    this.mse?.reset(); // and an init segment of its own
+    this.pendingInit = null;
     this.waiting = null;
     this.generation += 1; // frames from an older connection are never shown
     this.newestSeq = -Infinity; // a restarted server may start seq again
@@ -168,7 +191,7 @@ export class FrameStream {
       return;
     }
     // JPEG goes to createImageBitmap as a Blob; an access unit to the decoder as bytes.
-    socket.binaryType = this.mode === VideoMode.H264 ? 'arraybuffer' : 'blob';
+    socket.binaryType = this.mode === VideoMode.JPEG ? 'blob' : 'arraybuffer';
     this.socket = socket;
     socket.onopen = () => {
       this.lastMessageAt = performance.now();
@@ -212,6 +235,13 @@ export class FrameStream {
       return;
     }
     this.meter.add(binarySize(data), this.lastMessageAt);
+    if (this.pendingInit) {
+      // An fMP4 init segment: announced by its notice, never part of a frame.
+      const notice = this.pendingInit;
+      this.pendingInit = null;
+      if (binarySize(data) === notice.bytes) this.#ensureMse().init(notice, data);
+      return;
+    }
     const paired = this.pairer.binary(data);
     this.stats.unpaired = this.pairer.stats.unpaired;
     this.stats.sizeMismatch = this.pairer.stats.sizeMismatch;
@@ -220,6 +250,11 @@ export class FrameStream {
     this.stats.received += 1;
     this.attempt = 0; // a whole frame arrived: the connection works
     this.lastFormat = frameFormat(meta);
+    if (this.lastFormat === VideoMode.MSE) {
+      // Appended even while hidden (a hole would stop playback until the next keyframe).
+      if (!this.#ensureMse().push(meta, data)) this.stats.skipped += 1;
+      return;
+    }
     if (this.lastFormat === VideoMode.H264) {
       this.#decodeH264(meta, data);
       return;
@@ -243,9 +278,38 @@ export class FrameStream {
     } catch {
       return;
     }
+    if (notice?.type === 'fmp4Init' && Number.isFinite(notice.bytes)) {
+      this.pendingInit = notice;
+      return;
+    }
     if (notice?.type !== 'catchUp' || !Number.isFinite(notice.through)) return;
+    if (this.mode === VideoMode.MSE) return; // MSE plays a catch-up from the buffer; nothing to tell it
     this.#ensurePlayer();
     this.player.catchUp(notice.through);
+  }
+
+  #ensureMse() {
+    if (!this.mse) {
+      this.mse = new MsePlayer({
+        video: this.video,
+        onFrame: (frame) => this.#deliverMse(frame),
+        onStall: () => this.reconnectNow(),
+        onUnsupported: (error, codec) => this.onUnsupported(error, codec),
+      });
+    }
+    return this.mse;
+  }
+
+  /** A picture MSE presented, with its own JSON. */
+  #deliverMse(frame) {
+    const seq = frame.meta.seq;
+    if (!(seq > this.newestSeq)) {
+      this.stats.skipped += 1;
+      return;
+    }
+    this.newestSeq = seq;
+    this.stats.decoded += 1;
+    this.onFrame(frame);
   }
 
   #ensurePlayer() {

@@ -4,61 +4,85 @@
 //
 // No DOM, no WebCodecs: everything here runs (and is unit-tested) under node.
 
-/** The two video modes of /ws (see DESIGN.md, "WebSocket /ws?video=h264"). */
-export const VideoMode = Object.freeze({ JPEG: 'jpeg', H264: 'h264' });
+/**
+ * The video modes of /ws (see DESIGN.md and the README's H.264 section): JPEG; H.264 decoded with
+ * WebCodecs (`?video=h264`, Annex B access units); H.264 played through Media Source Extensions
+ * (`?video=fmp4`, fragmented MP4), which needs no secure context.
+ */
+export const VideoMode = Object.freeze({ JPEG: 'jpeg', H264: 'h264', MSE: 'mse' });
 /** localStorage key of the viewer's explicit choice. */
 export const MODE_STORAGE_KEY = 'sightline.video';
 /** What the page says when the context is not secure (WebCodecs is not exposed there). */
 export const NEEDS_HTTPS = 'H.264 needs HTTPS here';
+/** What the page says when it plays H.264 through MSE because WebCodecs is missing. */
+export const PLAYING_MSE = 'Playing H.264 through Media Source Extensions';
 
 /** The /ws path for a mode: JPEG keeps the plain path (today's stream). */
 export function videoWebSocketPath(mode, base = '/ws') {
-  return mode === VideoMode.H264 ? `${base}?video=h264` : base;
+  if (mode === VideoMode.H264) return `${base}?video=h264`;
+  if (mode === VideoMode.MSE) return `${base}?video=fmp4`;
+  return base;
 }
 
 /**
- * Which mode to start in and whether H.264 can be offered.
- * @param {{requested?: string|null, stored?: string|null, hasDecoder: boolean, secure: boolean, host?: string}} env
+ * Which mode to start in and which H.264 players can be offered: WebCodecs where the context is
+ * secure and has it, MSE (MediaSource or ManagedMediaSource) otherwise, JPEG last.
+ * @param {{requested?: string|null, stored?: string|null, hasDecoder: boolean, secure: boolean,
+ *          hasMSE?: boolean, host?: string}} env
  *   requested: the page URL's ?video= (this load only); stored: the viewer's remembered
- *   choice; hasDecoder: 'VideoDecoder' in window;
- *   secure: window.isSecureContext; host: location.host, for the message.
- * @returns {{mode: string, h264Available: boolean, reason: string|null}}
- *   reason says why H.264 is off (null when it is available).
+ *   choice; hasDecoder: 'VideoDecoder' in window; hasMSE: MediaSource or ManagedMediaSource
+ *   can play H.264 in MP4; secure: window.isSecureContext; host: location.host, for the message.
+ * @returns {{mode: string, h264Available: boolean, mseAvailable: boolean, reason: string|null}}
+ *   h264Available: WebCodecs; reason says why WebCodecs is off and what plays instead (null when it is on).
  */
-export function chooseVideoMode({ requested = null, stored = null, hasDecoder, secure, host = '' }) {
+export function chooseVideoMode({ requested = null, stored = null, hasDecoder, secure, hasMSE = false, host = '' }) {
   let reason = null;
-  if (!secure) {
+  const where = host ? ` (http://${host} is not a secure context)` : '';
+  if (!secure && hasMSE) {
+    reason = `${PLAYING_MSE}${where}: browsers decode video with WebCodecs only over HTTPS or on localhost. ` +
+      'MSE plays it here with every picture\'s own boxes, a little behind WebCodecs.';
+  } else if (!secure) {
     // Browsers expose WebCodecs only in a secure context: HTTPS, or http://localhost / 127.0.0.1.
-    const where = host ? ` (http://${host} is not a secure context)` : '';
-    reason = `${NEEDS_HTTPS}${where}: browsers decode video with WebCodecs only over HTTPS or on localhost. ` +
+    reason = `${NEEDS_HTTPS}${where}: browsers decode video with WebCodecs only over HTTPS or on localhost, ` +
+      'and this browser has no Media Source Extensions either. ' +
       'Serve HTTPS (tls: {auto: true} in the config) or open the page at http://127.0.0.1. Showing JPEG.';
   } else if (!hasDecoder) {
-    reason = 'H.264 needs WebCodecs (VideoDecoder), which this browser does not have. Showing JPEG.';
+    reason = hasMSE
+      ? `${PLAYING_MSE}: this browser has no WebCodecs (VideoDecoder).`
+      : 'H.264 needs WebCodecs (VideoDecoder), which this browser does not have. Showing JPEG.';
   }
-  const h264Available = reason === null;
+  const h264Available = secure && hasDecoder;
+  const mseAvailable = hasMSE;
   const wanted = parseStoredMode(requested) ?? parseStoredMode(stored) ?? VideoMode.H264;
-  const mode = h264Available && wanted === VideoMode.H264 ? VideoMode.H264 : VideoMode.JPEG;
-  return { mode, h264Available, reason };
+  let mode = VideoMode.JPEG;
+  if (wanted === VideoMode.H264) mode = h264Available ? VideoMode.H264 : mseAvailable ? VideoMode.MSE : VideoMode.JPEG;
+  else if (wanted === VideoMode.MSE) mode = mseAvailable ? VideoMode.MSE : h264Available ? VideoMode.H264 : VideoMode.JPEG;
+  return { mode, h264Available, mseAvailable, reason };
 }
 
 /** A stored choice read back safely (anything unknown is no choice). */
 export function parseStoredMode(value) {
-  return value === VideoMode.JPEG || value === VideoMode.H264 ? value : null;
+  return value === VideoMode.JPEG || value === VideoMode.H264 || value === VideoMode.MSE ? value : null;
 }
 
-/** "H.264" / "JPEG" for people. */
+/** "H.264" / "H.264 (MSE)" / "JPEG" for people. */
 export function modeName(mode) {
-  return mode === VideoMode.H264 ? 'H.264' : mode === VideoMode.JPEG ? 'JPEG' : '–';
+  if (mode === VideoMode.H264) return 'H.264';
+  if (mode === VideoMode.MSE) return 'H.264 (MSE)';
+  return mode === VideoMode.JPEG ? 'JPEG' : '–';
 }
 
-/** The format of a frame's JSON: 'h264' when it announces an access unit, else 'jpeg'. */
+/** The format of a frame's JSON: 'mse' when it announces an fMP4 fragment, 'h264' an access unit, else 'jpeg'. */
 export function frameFormat(meta) {
+  if (meta?.fmp4 && Number.isFinite(meta.fmp4.pts)) return VideoMode.MSE;
   return meta?.video?.format === VideoMode.H264 ? VideoMode.H264 : VideoMode.JPEG;
 }
 
 /** The length the binary message after this JSON must have, or undefined when it does not say. */
 export function expectedBinaryBytes(meta) {
-  if (frameFormat(meta) === VideoMode.H264) return Number.isFinite(meta.video.bytes) ? meta.video.bytes : undefined;
+  const format = frameFormat(meta);
+  if (format === VideoMode.MSE) return Number.isFinite(meta.fmp4.bytes) ? meta.fmp4.bytes : undefined;
+  if (format === VideoMode.H264) return Number.isFinite(meta.video.bytes) ? meta.video.bytes : undefined;
   return Number.isFinite(meta?.jpegBytes) ? meta.jpegBytes : undefined;
 }
 

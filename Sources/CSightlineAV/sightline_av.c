@@ -428,6 +428,129 @@ void sl_av_muxer_close(sl_av_muxer *m) {
     free(m);
 }
 
+// --- fragmenter (fragmented MP4 in memory for live MSE viewers) ----------
+
+struct sl_av_fragmenter {
+    AVFormatContext *fmt;
+    AVStream *stream;
+    AVPacket *packet;
+    AVIOContext *io;
+    uint8_t *io_buffer;           // libavformat's write buffer (owned by io once made)
+    uint8_t *out;                 // what the last open or write produced
+    size_t out_size, out_capacity;
+};
+
+// avio's write callback: appends to f->out.
+static int fragmenter_collect(void *opaque, uint8_t *buf, int size) {
+    sl_av_fragmenter *f = opaque;
+    if (size <= 0) return 0;
+    if (f->out_size + (size_t)size > f->out_capacity) {
+        size_t capacity = f->out_capacity ? f->out_capacity : 65536;
+        while (capacity < f->out_size + (size_t)size) capacity *= 2;
+        uint8_t *grown = realloc(f->out, capacity);
+        if (!grown) return AVERROR(ENOMEM);
+        f->out = grown;
+        f->out_capacity = capacity;
+    }
+    memcpy(f->out + f->out_size, buf, (size_t)size);
+    f->out_size += (size_t)size;
+    return size;
+}
+
+sl_av_fragmenter *sl_av_fragmenter_open(int width, int height, const uint8_t *extradata, size_t extradata_size,
+                                        int timescale, sl_av_error *err) {
+    pthread_once(&log_once, quiet_log);
+    clear(err);
+    if (width < 2 || height < 2 || !extradata || extradata_size == 0 || timescale < 1) {
+        fail(err, -1, "size, SPS/PPS and timescale are required");
+        return NULL;
+    }
+    sl_av_fragmenter *f = calloc(1, sizeof *f);
+    if (!f) { fail(err, AVERROR(ENOMEM), "fragmenter"); return NULL; }
+    AVDictionary *options = NULL;
+    const char *step = "no libavformat mp4 muxer";
+    int status = avformat_alloc_output_context2(&f->fmt, NULL, "mp4", NULL);
+    if (status < 0 || !f->fmt) goto failed;
+    step = "making the output";
+    f->io_buffer = av_malloc(65536);
+    f->stream = avformat_new_stream(f->fmt, NULL);
+    f->packet = av_packet_alloc();
+    if (!f->io_buffer || !f->stream || !f->packet) { status = AVERROR(ENOMEM); goto failed; }
+    f->io = avio_alloc_context(f->io_buffer, 65536, 1, f, NULL, fragmenter_collect, NULL);
+    if (!f->io) { status = AVERROR(ENOMEM); goto failed; }
+    f->io_buffer = NULL;          // io's now
+    f->io->seekable = 0;
+    f->fmt->pb = f->io;
+    f->fmt->flags |= AVFMT_FLAG_CUSTOM_IO;
+    AVCodecParameters *par = f->stream->codecpar;
+    par->codec_type = AVMEDIA_TYPE_VIDEO;
+    par->codec_id = AV_CODEC_ID_H264;
+    par->width = width;
+    par->height = height;
+    par->extradata = av_mallocz(extradata_size + AV_INPUT_BUFFER_PADDING_SIZE);
+    if (!par->extradata) { status = AVERROR(ENOMEM); goto failed; }
+    memcpy(par->extradata, extradata, extradata_size);
+    par->extradata_size = (int)extradata_size;
+    f->stream->time_base = (AVRational){1, timescale};
+    av_dict_set(&options, "movflags", "empty_moov+default_base_moof+frag_custom", 0);
+    av_dict_set_int(&options, "video_track_timescale", timescale, 0);
+    step = "writing the init segment";
+    if ((status = avformat_write_header(f->fmt, &options)) < 0) goto failed;
+    avio_flush(f->io);
+    if (f->io->error < 0) { status = f->io->error; goto failed; }
+    av_dict_free(&options);
+    return f;
+
+failed:
+    av_dict_free(&options);
+    fail(err, status < 0 ? status : -1, step);
+    sl_av_fragmenter_close(f);
+    return NULL;
+}
+
+int sl_av_fragmenter_write(sl_av_fragmenter *f, const uint8_t *data, size_t size, int64_t pts, int64_t duration,
+                           int is_key, sl_av_error *err) {
+    clear(err);
+    if (size == 0 || size > INT32_MAX - AV_INPUT_BUFFER_PADDING_SIZE) return fail(err, -1, "access unit size");
+    f->out_size = 0;
+    av_packet_unref(f->packet);
+    int status = av_new_packet(f->packet, (int)size);
+    if (status < 0) return fail(err, status, "av_new_packet");
+    memcpy(f->packet->data, data, size);
+    f->packet->stream_index = 0;
+    f->packet->pts = f->packet->dts = pts;
+    f->packet->duration = duration > 0 ? duration : 1;
+    f->packet->time_base = f->stream->time_base;
+    if (is_key) f->packet->flags |= AV_PKT_FLAG_KEY;
+    if ((status = av_write_frame(f->fmt, f->packet)) < 0) return fail(err, status, "muxing the access unit");
+    // frag_custom: the fragment (this one unit) goes out when flushed.
+    if ((status = av_write_frame(f->fmt, NULL)) < 0) return fail(err, status, "writing the fragment");
+    avio_flush(f->io);
+    if (f->io->error < 0) return fail(err, f->io->error, "writing the fragment");
+    return 0;
+}
+
+void sl_av_fragmenter_output(sl_av_fragmenter *f, const uint8_t **data, size_t *size) {
+    *data = f->out;
+    *size = f->out_size;
+}
+
+void sl_av_fragmenter_close(sl_av_fragmenter *f) {
+    if (!f) return;
+    if (f->fmt) {
+        f->fmt->pb = NULL;        // custom io: freed below, not by libavformat
+        avformat_free_context(f->fmt);
+    }
+    if (f->io) {
+        av_freep(&f->io->buffer);
+        avio_context_free(&f->io);
+    }
+    av_freep(&f->io_buffer);
+    av_packet_free(&f->packet);
+    free(f->out);
+    free(f);
+}
+
 // --- reading a video file ----------------------------------------------------
 
 int sl_av_file_probe(const char *path, sl_av_file_info *info, sl_av_error *err) {

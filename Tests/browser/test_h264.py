@@ -8,8 +8,9 @@ Done-when items about the browser):
   implied by the template box the server found in that frame and the page drew with it, on
   >= 99.5 % of at least 150 painted frames;
 - over plain HTTP under another name than localhost (sightline.test, mapped to 127.0.0.1 by
-  Chromium's host resolver rules, allowed by access.allowedHosts) the page stays on JPEG and says
-  "H.264 needs HTTPS here";
+  Chromium's host resolver rules, allowed by access.allowedHosts) a browser without Media Source
+  Extensions stays on JPEG and says "H.264 needs HTTPS here" (with MSE it plays H.264 through it:
+  test_mse.py);
 - capture-to-paint latency (capturedAt against the browser's Date.now() at paint, same machine)
   is printed (pytest -s), not asserted: shared machines are too noisy for thresholds.
 """
@@ -161,28 +162,38 @@ def test_every_painted_frame_carries_the_boxes_of_its_own_seq(servers, driver, f
     assert severe_console_entries(driver) == []
 
 
-def test_plain_http_under_another_name_stays_on_jpeg_and_says_why(servers, driver):
+def test_plain_http_under_another_name_without_mse_stays_on_jpeg_and_says_why(servers, driver):
+    """Over plain HTTP the page plays H.264 through MSE (Tests/browser/test_mse.py); a browser with
+    neither WebCodecs there nor Media Source Extensions (both removed before the page's scripts run)
+    stays on JPEG and says H.264 needs HTTPS."""
     server = servers(config=f"access: {{allowedHosts: [\"{OTHER_NAME}\"]}}\n")
     url = f"http://{OTHER_NAME}:{server.port}"
-    open_fresh(driver, url)
-    wait_for_format(driver, "jpeg")
-    assert driver.execute_script("return [location.hostname, window.isSecureContext]") == [OTHER_NAME, False]
-    state = video_state(driver)
-    assert state["mode"] == "jpeg" and state["h264Available"] is False, state
-    note = driver.find_element(By.ID, "video-note")
-    assert note.is_displayed() and NEEDS_HTTPS in note.text, note.text
-    h264 = driver.find_element(By.ID, "video-h264")
-    assert not h264.is_enabled() and not h264.is_selected()
-    assert driver.find_element(By.ID, "video-jpeg").is_selected()
-    # A remembered H.264 choice does not change that.
-    driver.execute_script("localStorage.setItem('sightline.video', 'h264')")
-    driver.refresh()
-    wait_for_format(driver, "jpeg")
-    time.sleep(1.5)
-    assert video_state(driver)["mode"] == "jpeg"
-    assert driver.execute_script("return window.sightline.lastDrawn.format") == "jpeg"
-    assert driver.find_element(By.CSS_SELECTOR, '[data-client="mode"]').text == "JPEG"
-    assert severe_console_entries(driver) == []
+    script = driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {
+        "source": "delete window.MediaSource; delete window.ManagedMediaSource;"})
+    try:
+        open_fresh(driver, url)
+        wait_for_format(driver, "jpeg")
+        assert driver.execute_script("return [location.hostname, window.isSecureContext, 'MediaSource' in window]") \
+            == [OTHER_NAME, False, False]
+        state = video_state(driver)
+        assert state["mode"] == "jpeg" and state["h264Available"] is False and state["mseAvailable"] is False, state
+        note = driver.find_element(By.ID, "video-note")
+        assert note.is_displayed() and NEEDS_HTTPS in note.text, note.text
+        h264 = driver.find_element(By.ID, "video-h264")
+        assert not h264.is_enabled() and not h264.is_selected()
+        assert not driver.find_element(By.ID, "video-mse").is_enabled()
+        assert driver.find_element(By.ID, "video-jpeg").is_selected()
+        # A remembered H.264 choice does not change that.
+        driver.execute_script("localStorage.setItem('sightline.video', 'h264')")
+        driver.refresh()
+        wait_for_format(driver, "jpeg")
+        time.sleep(1.5)
+        assert video_state(driver)["mode"] == "jpeg"
+        assert driver.execute_script("return window.sightline.lastDrawn.format") == "jpeg"
+        assert driver.find_element(By.CSS_SELECTOR, '[data-client="mode"]').text == "JPEG"
+        assert severe_console_entries(driver) == []
+    finally:
+        driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": script["identifier"]})
 
 
 def test_capture_to_paint_latency_is_reported(servers, driver):

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import {
   VideoMode,
   NEEDS_HTTPS,
+  PLAYING_MSE,
   chooseVideoMode,
   parseStoredMode,
   videoWebSocketPath,
@@ -26,7 +27,29 @@ const h264Meta = (seq, key, bytes, extra = {}) => JSON.stringify({
 
 test('H.264 is the default where the context is secure and VideoDecoder exists', () => {
   assert.deepEqual(chooseVideoMode({ hasDecoder: true, secure: true }),
-    { mode: 'h264', h264Available: true, reason: null });
+    { mode: 'h264', h264Available: true, mseAvailable: false, reason: null });
+  assert.deepEqual(chooseVideoMode({ hasDecoder: true, secure: true, hasMSE: true }),
+    { mode: 'h264', h264Available: true, mseAvailable: true, reason: null });
+});
+
+test('plain HTTP with Media Source Extensions plays H.264 through MSE and says why', () => {
+  const choice = chooseVideoMode({ stored: 'h264', hasDecoder: false, secure: false, hasMSE: true, host: 'nas.local:8080' });
+  assert.equal(choice.mode, 'mse');
+  assert.equal(choice.h264Available, false);
+  assert.equal(choice.mseAvailable, true);
+  assert.ok(choice.reason.startsWith(PLAYING_MSE), choice.reason);
+  assert.match(choice.reason, /nas\.local:8080 is not a secure context/);
+  // The viewer's choice still counts: JPEG stays JPEG; MSE can be picked where WebCodecs exists.
+  assert.equal(chooseVideoMode({ stored: 'jpeg', hasDecoder: false, secure: false, hasMSE: true }).mode, 'jpeg');
+  assert.equal(chooseVideoMode({ requested: 'mse', hasDecoder: true, secure: true, hasMSE: true }).mode, 'mse');
+  assert.equal(chooseVideoMode({ requested: 'mse', hasDecoder: true, secure: true, hasMSE: false }).mode, 'h264');
+  assert.equal(videoWebSocketPath(VideoMode.MSE, '/cam/front/ws'), '/cam/front/ws?video=fmp4');
+});
+
+test('an fMP4 frame JSON is told apart and its fragment length checked', () => {
+  const meta = { type: 'frame', seq: 3, video: { format: 'h264', bytes: 100 }, fmp4: { pts: 7200, bytes: 212 } };
+  assert.equal(frameFormat(meta), 'mse');
+  assert.equal(expectedBinaryBytes(meta), 212);
 });
 
 test('a remembered JPEG choice is kept; a remembered H.264 choice too', () => {

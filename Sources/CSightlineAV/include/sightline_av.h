@@ -116,6 +116,33 @@ void sl_av_muxer_close(sl_av_muxer *m);
 // MP4: the last fragment and the index) was written. 0 or the error.
 int sl_av_muxer_finish(sl_av_muxer *m, sl_av_error *err);
 
+// --- fragmenter: H.264 to fragmented MP4 in memory, one fragment per access unit (live MSE viewers) ---
+typedef struct sl_av_fragmenter sl_av_fragmenter;
+
+// Opens libavformat's MP4 muxer writing to memory (movflags
+// empty_moov+default_base_moof+frag_custom) for one H.264 stream of width x
+// height whose SPS and PPS are `extradata` (Annex B), with `timescale` ticks a
+// second, and writes the header: the init segment (ftyp and moov, the avcC
+// made from the SPS and PPS), which sl_av_fragmenter_output then gives. NULL
+// on failure, with err set.
+sl_av_fragmenter *sl_av_fragmenter_open(int width, int height, const uint8_t *extradata, size_t extradata_size,
+                                        int timescale, sl_av_error *err);
+
+// Muxes one access unit (Annex B; stored length-prefixed) as one fragment
+// (moof and mdat) lasting `duration` ticks, and flushes it; the fragment is
+// then sl_av_fragmenter_output's. libavformat dates each fragment (tfdt) by
+// the sum of the durations before it, so `pts` (the unit's time, also its
+// dts) must be exactly that sum: 0, then the previous pts + its duration.
+// 0 or the error.
+int sl_av_fragmenter_write(sl_av_fragmenter *f, const uint8_t *data, size_t size, int64_t pts, int64_t duration,
+                           int is_key, sl_av_error *err);
+
+// The bytes the last open or write produced; owned by the fragmenter, valid
+// until its next write or close.
+void sl_av_fragmenter_output(sl_av_fragmenter *f, const uint8_t **data, size_t *size);
+
+void sl_av_fragmenter_close(sl_av_fragmenter *f);
+
 // --- reading what a video file holds (a clip cut short by a crash) ---
 
 // What sl_av_file_probe found: every packet libavformat could read.

@@ -62,6 +62,12 @@ final class Connection {
     var pendingBinary: EncodedFrame?
     /// WebSocket `?video=h264`: its place in the video feed (nil: JPEG).
     var video: H264Viewer?
+    /// WebSocket `?video=fmp4`: its muxer (nil: Annex B units, or JPEG).
+    var fragmenter: FMP4Fragmenter?
+    /// `?video=fmp4`: messages due before the next step (an init segment's
+    /// notice and bytes, a frame's JSON), then the fragment of that frame.
+    var fmp4Queue: [(data: Data, binary: Bool)] = []
+    var fmp4Fragment = Data()
     /// A JPEG stream (`/ws` JPEG, `/stream.mjpg`): the size it takes, counted
     /// in its camera's `JPEGViewers` until it closes (nil: none).
     var jpegSize: JPEGSize?

@@ -115,8 +115,9 @@ final class FrameFanOut {
             lws_callback_on_writable(wsi)
             return
         }
-        if case .h264(let pinned)? = upgrade?.format, let video = camera.video {
-            startVideo(wsi, connection, pinned: pinned, feed: video)
+        if let wanted = upgrade?.format.video, let video = camera.video {
+            if wanted.fmp4 { connection.fragmenter = FMP4Fragmenter() }
+            startVideo(wsi, connection, pinned: wanted.pinned, feed: video)
         } else {
             startJPEG(connection, size: upgrade?.jpegSize ?? .stream)
             if camera.frames.latest?.send(connection.jpegSize ?? .stream) != nil { lws_callback_on_writable(wsi) }
@@ -240,6 +241,12 @@ final class FrameFanOut {
         guard let connection = table[wsi], let camera = connection.camera else { return -1 }
         let stats = camera.stats
         let videoStats = camera.videoStats
+        if !connection.fmp4Queue.isEmpty {
+            let message = connection.fmp4Queue.removeFirst()
+            guard ResponseWriter.write(wsi, message.data, message.binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT) else { return -1 }
+            lws_callback_on_writable(wsi)
+            return 0
+        }
         let now = MonotonicClock.nanos()
         let (step, events) = viewer.step(feed, now: now)
         for event in events {
@@ -256,7 +263,17 @@ final class FrameFanOut {
         case .wait:
             return 0
         case .json(let unit):
-            guard ResponseWriter.write(wsi, unit.json, LWS_WRITE_TEXT) else { return -1 }
+            var json = unit.json
+            if let fragmenter = connection.fragmenter {
+                do {
+                    connection.fmp4Queue = try Self.fmp4Messages(unit, fragmenter, fragment: &connection.fmp4Fragment)
+                } catch {
+                    logger.error("cannot mux an fMP4 fragment; closing the viewer", metadata: ["error": "\(error)", "seq": "\(unit.seq)"])
+                    return -1
+                }
+                json = connection.fmp4Queue.removeFirst().data
+            }
+            guard ResponseWriter.write(wsi, json, LWS_WRITE_TEXT) else { return -1 }
             lws_callback_on_writable(wsi)
             return 0
         case .notice(let text):
@@ -264,16 +281,43 @@ final class FrameFanOut {
             lws_callback_on_writable(wsi)
             return 0
         case .accessUnit(let unit):
-            guard ResponseWriter.write(wsi, unit.data, LWS_WRITE_BINARY) else { return -1 }
+            let data = connection.fragmenter == nil ? unit.data : connection.fmp4Fragment
+            connection.fmp4Fragment = Data()
+            guard ResponseWriter.write(wsi, data, LWS_WRITE_BINARY) else { return -1 }
             let sent = MonotonicClock.nanos()
             stats.stage(.send, seconds: Double(sent - now) / 1e9)
             // A joiner's catch-up units are seconds old by design: their age is not the stream's latency.
-            stats.frameSent(seq: unit.seq, bytes: unit.json.count + unit.data.count,
+            stats.frameSent(seq: unit.seq, bytes: unit.json.count + data.count,
                             latencySeconds: viewer.isCatchingUp(unit.index) ? nil : Double(sent &- unit.capturedNanos) / 1e9)
-            videoStats?.viewerSent(id: connection.id, bytes: unit.json.count + unit.data.count)
+            videoStats?.viewerSent(id: connection.id, bytes: unit.json.count + data.count)
             if viewer.hasWork(feed) { lws_callback_on_writable(wsi) }
             return 0
         }
+    }
+
+    /// Service thread: what a `?video=fmp4` viewer gets for `unit`, in order
+    /// (the README's H.264 section): when the fragmenter starts an init segment,
+    /// its notice `{"type":"fmp4Init","codec":...,"timescale":90000,"bytes":N,...}`
+    /// and its bytes; then the frame's JSON with `"fmp4": {"pts": P, "bytes": M}`
+    /// added. The fragment itself goes in `fragment`, sent as the frame's binary message.
+    static func fmp4Messages(_ unit: VideoFeed.Unit, _ fragmenter: FMP4Fragmenter, fragment: inout Data) throws
+        -> [(data: Data, binary: Bool)] {
+        let out = try fragmenter.fragment(unit.data, isKeyframe: unit.isKeyframe, capturedNanos: unit.capturedNanos,
+                                          width: unit.width, height: unit.height)
+        var messages: [(data: Data, binary: Bool)] = []
+        if let initSegment = out.initSegment {
+            let notice = #"{"type":"fmp4Init","codec":"\#(out.codec ?? "")","timescale":\#(FMP4Fragmenter.timescale),"#
+                + #""width":\#(unit.width),"height":\#(unit.height),"bytes":\#(initSegment.count)}"#
+            messages.append((Data(notice.utf8), false))
+            messages.append((initSegment, true))
+        }
+        var json = unit.json
+        guard json.last == UInt8(ascii: "}") else { throw AVError(message: "frame \(unit.seq): its JSON is not an object") }
+        json.removeLast()
+        json.append(contentsOf: #","fmp4":{"pts":\#(out.pts),"bytes":\#(out.fragment.count)}}"#.utf8)
+        messages.append((json, false))
+        fragment = out.fragment
+        return messages
     }
 
     // MARK: - MJPEG

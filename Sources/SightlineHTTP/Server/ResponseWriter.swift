@@ -88,13 +88,13 @@ final class ResponseWriter {
     }
 
     /// Any thread (pure). On every answer: the page may load only its own scripts, styles and
-    /// images and talk only to its own server (and its WebSocket), may not be
+    /// images (and media from its own MSE object URLs) and talk only to its own server (and its WebSocket), may not be
     /// framed, and sends no referrer; browsers must not guess content types.
     static func securityHeaders(host: String) -> [(String, String)] {
         let sockets = host.isEmpty || host.contains(where: { $0 == " " || $0 == ";" || $0 == "," || $0 == "'" })
             ? "" : " ws://\(host) wss://\(host)"
         return [
-            ("content-security-policy:", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+            ("content-security-policy:", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; "
                 + "connect-src 'self'\(sockets); object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"),
             ("x-content-type-options:", "nosniff"),
             ("referrer-policy:", "no-referrer"),

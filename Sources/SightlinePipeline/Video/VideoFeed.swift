@@ -30,6 +30,9 @@ public final class VideoFeed: Sendable {
         public let json: Data
         public let data: Data
         public let isKeyframe: Bool
+        /// The picture's size as encoded (0 when the producer did not say).
+        public var width = 0
+        public var height = 0
     }
 
     /// Who makes a rendition's units: the H.264 sink's encoder, or the
@@ -151,7 +154,7 @@ public final class VideoFeed: Sendable {
             guard lane.producer == producer else { return false }
             lane.lastIndex += 1
             lane.units.append(Unit(index: lane.lastIndex, seq: seq, capturedNanos: capturedNanos, capturedAt: capturedAt,
-                                   json: json, data: data, isKeyframe: isKeyframe))
+                                   json: json, data: data, isKeyframe: isKeyframe, width: width, height: height))
             lane.bytes += data.count
             trim(&lane)
             lane.width = width
