@@ -4,16 +4,39 @@
 // a timeline with the event's own span marked, and the time. It opens on the event's
 // best frame (the same picture as its snapshot, with that frame's boxes), paused.
 //
+// Two players, and the dialog says which one plays: with WebCodecs (a secure context),
+// ClipPlayer decodes each frame in the page and draws it with its boxes on the canvas;
+// without it (a page over plain HTTP, an old browser), VideoClipPlayer (clipvideo.js)
+// lets the browser's <video> play the clip file and draws each presented picture's own
+// boxes on a canvas laid over it. Either way the boxes come from the clip's own SEI.
+//
 // Runs on the main thread. events.js decides between this and the best-frame snapshot:
-// without WebCodecs (an insecure context, an old browser), a clip that will not load or
-// a codec the browser cannot decode, the snapshot is shown instead.
+// with neither player, a clip that will not load or a codec the browser cannot decode,
+// the snapshot is shown instead.
 
 import { ApiError } from './api.js';
 import { ClipPlayer, demuxClip, eventSpan, bestSample, formatClipTime } from './clip.js';
+import { VideoClipPlayer, canPlayInVideo } from './clipvideo.js';
 
 /** Can this page decode clips? WebCodecs exists only in a secure context (HTTPS or localhost). */
 export function canPlayClips(globals = globalThis) {
   return globals.isSecureContext !== false && typeof globals.VideoDecoder === 'function';
+}
+
+/**
+ * Which clip player this page has: 'webcodecs' (a secure context with VideoDecoder), else
+ * 'video' (the browser's <video> plays MP4 H.264: over plain HTTP), else null.
+ */
+export function clipPlayerKind(globals = globalThis, videoPlays = () => canPlayInVideo()) {
+  if (canPlayClips(globals)) return 'webcodecs';
+  return videoPlays() ? 'video' : null;
+}
+
+/** What the dialog says about the player it uses. */
+export function clipPlayerNote(kind, globals = globalThis) {
+  if (kind === 'webcodecs') return 'Played with WebCodecs: each frame decoded in the page and drawn with its own boxes.';
+  const why = globals.isSecureContext === false ? 'this page is not HTTPS, so it has no WebCodecs' : 'this browser has no WebCodecs';
+  return `Played by the browser's video element (${why}); each picture's own boxes, from the clip, are drawn over it.`;
 }
 
 /** Why a clip is not played here, for the note beside the snapshot. */
@@ -57,6 +80,11 @@ export class ClipView {
     this.canvas = canvas;
     this.onError = onError;
     const $ = (role) => dialog.querySelector(`[data-role="${role}"]`);
+    this.videoBox = $('clip-video-box'); // the <video> and the canvas over it (the player without WebCodecs)
+    this.video = $('clip-video');
+    this.videoCanvas = $('clip-overlay');
+    this.playerNote = $('clip-player');
+    this.kind = null; // the player in use: 'webcodecs' or 'video'
     this.controls = $('clip-controls');
     this.playButton = $('clip-play');
     this.backButton = $('clip-back');
@@ -74,12 +102,18 @@ export class ClipView {
     dialog.addEventListener('keydown', (event) => this.#key(event));
   }
 
+  /** The element that shows the clip: the canvas (WebCodecs) or the canvas over the <video>. */
+  get surface() {
+    return this.kind === 'video' ? this.videoCanvas : this.canvas;
+  }
+
   /**
-   * Loads `event`'s clip from `url` and shows it, paused on its best frame. Resolves true
-   * once that frame is on the canvas, false when another event was opened meanwhile;
-   * throws when the clip cannot be played (the caller shows the snapshot then).
+   * Loads `event`'s clip from `url` and shows it, paused on its best frame, with the player
+   * `kind` ('webcodecs' or 'video', clipPlayerKind()). Resolves true once that frame is shown,
+   * false when another event was opened meanwhile; throws when the clip cannot be played
+   * (the caller shows the snapshot then).
    */
-  async show(event, url) {
+  async show(event, url, kind = 'webcodecs') {
     this.close();
     const generation = ++this.generation;
     this.#setNote('Loading the clip…');
@@ -87,18 +121,31 @@ export class ClipView {
     if (generation !== this.generation) return false;
     const clip = demuxClip(bytes);
     if (!clip.samples.length) throw new Error('the clip has no whole frame yet');
-    const config = { codec: clip.codec, description: clip.description, codedWidth: clip.width, codedHeight: clip.height };
-    const support = await globalThis.VideoDecoder.isConfigSupported?.(config);
-    if (support && !support.supported) throw new Error(`this browser cannot decode ${clip.codec}`);
-    if (generation !== this.generation) return false;
-    if (!this.player) {
-      this.player = new ClipPlayer({
-        canvas: this.canvas,
-        onChange: (state) => this.#render(state),
-        onError: (error) => this.onError(error),
-      });
+    if (kind === 'video') {
+      if (!canPlayInVideo(clip.codec)) throw new Error(`this browser's video element cannot play ${clip.codec}`);
+      this.player?.close();
+      this.player = this.#videoPlayer();
+      this.kind = 'video';
+      this.videoBox.style.aspectRatio = `${clip.width || 4} / ${clip.height || 3}`;
+      this.videoBox.hidden = false;
+      this.canvas.hidden = true;
+      if (!(await this.player.load(clip, url, event))) return false;
+      if (generation !== this.generation) return false;
+    } else {
+      const config = { codec: clip.codec, description: clip.description, codedWidth: clip.width, codedHeight: clip.height };
+      const support = await globalThis.VideoDecoder.isConfigSupported?.(config);
+      if (support && !support.supported) throw new Error(`this browser cannot decode ${clip.codec}`);
+      if (generation !== this.generation) return false;
+      if (!this.player) {
+        this.player = new ClipPlayer({
+          canvas: this.canvas,
+          onChange: (state) => this.#render(state),
+          onError: (error) => this.onError(error),
+        });
+      }
+      this.kind = 'webcodecs';
+      this.player.load(clip, event);
     }
-    this.player.load(clip, event);
     const start = event.clip?.start;
     this.position.max = String(clip.samples.length - 1);
     const span = eventSpan(clip.samples, start, event);
@@ -112,9 +159,13 @@ export class ClipView {
     const shown = await this.player.seek(bestSample(clip.samples, this.player.metas, start, event));
     if (generation !== this.generation) return false;
     if (!shown) throw new Error('its first picture could not be decoded');
-    this.canvas.dataset.mode = 'clip';
+    this.surface.dataset.mode = 'clip';
     this.controls.hidden = false;
     this.#setNote(clipNote(event.clip));
+    if (this.playerNote) {
+      this.playerNote.textContent = clipPlayerNote(this.kind);
+      this.playerNote.hidden = false;
+    }
     return true;
   }
 
@@ -122,9 +173,25 @@ export class ClipView {
   close() {
     this.generation += 1;
     this.player?.close();
+    if (this.kind === 'video') this.player = null; // the next clip may go to either player
+    this.kind = null;
     this.controls.hidden = true;
     this.#setNote('');
+    if (this.playerNote) this.playerNote.hidden = true;
+    if (this.videoBox) this.videoBox.hidden = true;
+    this.canvas.hidden = false;
     delete this.canvas.dataset.mode;
+    if (this.videoCanvas) delete this.videoCanvas.dataset.mode;
+  }
+
+  #videoPlayer() {
+    this.videoPlayerMade ??= new VideoClipPlayer({
+      video: this.video,
+      canvas: this.videoCanvas,
+      onChange: (state) => this.#render(state),
+      onError: (error) => this.onError(error),
+    });
+    return this.videoPlayerMade;
   }
 
   #setNote(text) {

@@ -3,7 +3,8 @@
 // polled so the list grows while the camera runs. A click opens the event: its
 // clip when it has one and the browser can decode it (clipview.js: played with
 // each frame's own boxes, opening on the best frame), else its best frame with
-// its box drawn (rotated by the face's roll); an event with a clip offers it for
+// its box drawn (rotated by the face's roll). Without WebCodecs (a page over plain
+// HTTP) the clip plays in a <video> with the boxes drawn over it. An event with a clip offers it for
 // download either way. An unknown face's event offers "name this person"
 // (POST /api/events/{id}/name), which teaches recognition so that person's next
 // events carry the name.
@@ -12,7 +13,7 @@
 // eventTimes, mergeEvents, boxCorners, clipURL) are unit-tested in Tests/web/events.test.mjs.
 
 import { apiRequest, pathName, Notice, describeError } from './api.js';
-import { ClipView, canPlayClips, clipUnavailableReason } from './clipview.js';
+import { ClipView, clipPlayerKind, clipUnavailableReason } from './clipview.js';
 import { cameraPath } from './camera.js';
 
 /** The events of the camera the page shows (/api/cameras/NAME/events with ?camera=NAME). */
@@ -211,15 +212,17 @@ export class EventsPanel {
     this.dialogNotice.clear();
     this.clipView.close();
     delete this.canvas.dataset.eventId;
+    delete this.clipView.videoCanvas?.dataset.eventId;
     this.download.hidden = !event.clip;
     if (event.clip) {
       this.download.href = clipURL(id);
       this.download.download = `${id}.mp4`;
     }
     if (!this.dialog.open) this.dialog.showModal();
-    if (event.clip && canPlayClips()) {
+    const player = event.clip ? clipPlayerKind() : null;
+    if (player) {
       try {
-        if (await this.clipView.show(event, clipURL(id)) && this.shown === event) this.canvas.dataset.eventId = id;
+        if (await this.clipView.show(event, clipURL(id), player) && this.shown === event) this.clipView.surface.dataset.eventId = id;
         return;
       } catch (error) {
         if (this.shown !== event) return;

@@ -62,11 +62,13 @@ export function detectionLabel(det) {
 export class Overlay {
   /**
    * @param {HTMLCanvasElement} canvas
-   * @param {{landmarks?: boolean, groundTruth?: boolean, labels?: boolean}} options
+   * @param {{landmarks?: boolean, groundTruth?: boolean, labels?: boolean, transparent?: boolean}} options
+   *   transparent: a canvas laid over a <video> (clipvideo.js): boxes only, frames given with bitmap null
    */
   constructor(canvas, options = {}) {
     this.canvas = canvas;
-    this.ctx = canvas.getContext('2d', { alpha: false });
+    this.transparent = !!options.transparent;
+    this.ctx = canvas.getContext('2d', { alpha: this.transparent });
     this.options = { landmarks: false, groundTruth: false, labels: true, selectedFaceId: null, ...options };
     this.dpr = 1;
     this.frame = null; // {meta, bitmap} currently on screen
@@ -97,7 +99,7 @@ export class Overlay {
    * any box, to read the painted picture back (the debug paint log).
    */
   show(frame, probe = null) {
-    if (this.frame && this.frame.bitmap !== frame.bitmap) this.frame.bitmap.close?.();
+    if (this.frame && this.frame.bitmap !== frame.bitmap) this.frame.bitmap?.close?.();
     this.frame = frame;
     this.redraw(probe);
   }
@@ -105,16 +107,21 @@ export class Overlay {
   redraw(probe = null) {
     const { ctx, canvas } = this;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
-    ctx.fillStyle = COLORS.background;
-    ctx.fillRect(0, 0, canvas.width, canvas.height);
+    if (this.transparent) ctx.clearRect(0, 0, canvas.width, canvas.height);
+    else {
+      ctx.fillStyle = COLORS.background;
+      ctx.fillRect(0, 0, canvas.width, canvas.height);
+    }
     if (!this.frame) return;
     const { meta, bitmap } = this.frame;
-    const srcW = meta.width || bitmap.displayWidth || bitmap.width;
-    const srcH = meta.height || bitmap.displayHeight || bitmap.height;
+    const srcW = meta.width || bitmap?.displayWidth || bitmap?.width || canvas.width;
+    const srcH = meta.height || bitmap?.displayHeight || bitmap?.height || canvas.height;
     const fit = fitContain(srcW, srcH, canvas.width, canvas.height);
-    ctx.imageSmoothingEnabled = true;
-    ctx.imageSmoothingQuality = 'high';
-    ctx.drawImage(bitmap, fit.offsetX, fit.offsetY, fit.width, fit.height);
+    if (bitmap) {
+      ctx.imageSmoothingEnabled = true;
+      ctx.imageSmoothingQuality = 'high';
+      ctx.drawImage(bitmap, fit.offsetX, fit.offsetY, fit.width, fit.height);
+    }
     if (probe) probe(ctx, fit);
 
     const rects = [];
@@ -135,7 +142,8 @@ export class Overlay {
       width: srcW,
       height: srcH,
       // The decoded picture's own size (an H.264 rendition may be smaller than the source).
-      picture: Object.freeze({ width: bitmap.displayWidth ?? bitmap.width, height: bitmap.displayHeight ?? bitmap.height }),
+      picture: Object.freeze(bitmap ? { width: bitmap.displayWidth ?? bitmap.width, height: bitmap.displayHeight ?? bitmap.height }
+        : { width: srcW, height: srcH }),
       detections: meta.detections || [],
       groundTruth: meta.groundTruth || [],
       truthRects: Object.freeze(truthRects),
