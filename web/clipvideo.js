@@ -1,6 +1,6 @@
 // VideoClipPlayer: plays an event's clip where there is no WebCodecs (a page over plain
-// HTTP is no secure context): the browser's own <video> decodes the clip file (the clip
-// route answers byte ranges), and a transparent canvas over it gets, from the Overlay,
+// HTTP is no secure context): the browser's own <video> decodes the clip file, and a
+// transparent canvas over it gets, from the Overlay,
 // the boxes of exactly the picture presented. The boxes come from the clip's own SEI,
 // read in the page from the same MP4 (mp4.js demuxes it, sei.js reads each sample).
 //
@@ -13,6 +13,11 @@
 //   time range holds currentTime (sampleContaining) is the one drawn. Pausing moves to
 //   the middle of the last picture presented, so what stays on screen is what was shown.
 // A picture for which no sample is found gets no boxes (never a neighbour's).
+//
+// The <video> plays the very bytes the page demuxed (a blob: URL of the clip fetched once;
+// the page's CSP allows media from blob:): a clip still being written grows on the server,
+// and a second download could hold frames the page has no boxes for. A blob is also
+// seekable whatever the server answers to ranges.
 //
 // Chromium gives mediaTime = the sample's presentation time with the clip's first sample
 // at 0 (fragmented MP4 from libavformat, no edit list). A clip whose first sample is not
@@ -126,10 +131,10 @@ export class VideoClipPlayer {
   }
 
   /**
-   * Takes a demuxed clip (mp4.js demuxClip), the URL the <video> loads it from and the event it
+   * Takes a demuxed clip (mp4.js demuxClip), its bytes (what the <video> plays) and the event it
    * belongs to. Resolves once the video has its first picture (throws when it cannot load it).
    */
-  async load(clip, url, event = null) {
+  async load(clip, bytes, event = null) {
     this.#reset();
     const generation = this.generation;
     this.event = event;
@@ -159,7 +164,8 @@ export class VideoClipPlayer {
       video.addEventListener('loadeddata', done);
       video.addEventListener('error', failed);
     });
-    video.src = url;
+    this.url = URL.createObjectURL(new Blob([bytes], { type: 'video/mp4' }));
+    video.src = this.url;
     await ready;
     if (generation !== this.generation) return false;
     this.#watchFrames(generation);
@@ -256,6 +262,8 @@ export class VideoClipPlayer {
       video.removeAttribute('src');
       video.load();
     }
+    if (this.url) URL.revokeObjectURL(this.url);
+    this.url = null;
     this.overlay.show({ meta: { detections: [] }, bitmap: null, format: 'clip-video' });
   }
 
@@ -277,12 +285,13 @@ export class VideoClipPlayer {
     const video = this.video;
     if (video.seeking) return; // another seek is under way: its own seeked comes
     const index = sampleContaining(this.samples, video.currentTime);
-    if (this.wanted !== null && index === this.wanted) this.wanted = null;
+    // Landed on the sample sought, or (the clip's end, a time the video would not go to) elsewhere: done either way.
+    if (this.wanted !== null && index !== this.wanted) this.stats.missed = (this.stats.missed || 0) + 1;
+    this.wanted = null;
     if (index >= 0) this.#present(index, null);
-    if (this.wanted === null) {
-      this.seekResolve?.(index >= 0);
-      this.seekResolve = null;
-    }
+    else this.#changed();
+    this.seekResolve?.(index >= 0);
+    this.seekResolve = null;
   }
 
   /** Paused (or ended): stay on the picture last presented, half a frame into it, so the paused picture is certain. */

@@ -129,7 +129,7 @@ export class ClipView {
       this.videoBox.style.aspectRatio = `${clip.width || 4} / ${clip.height || 3}`;
       this.videoBox.hidden = false;
       this.canvas.hidden = true;
-      if (!(await this.player.load(clip, url, event))) return false;
+      if (!(await this.player.load(clip, bytes, event))) return false;
       if (generation !== this.generation) return false;
     } else {
       const config = { codec: clip.codec, description: clip.description, codedWidth: clip.width, codedHeight: clip.height };

@@ -23,7 +23,7 @@ WEB_ROOT = REPO / "web"
 sys.path.insert(0, str(REPO / "Tests" / "web"))
 import make_clip  # noqa: E402  (needs PyAV and numpy)
 
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; "
        "connect-src 'self' ws: wss:; frame-ancestors 'none'")
 BEST = 20
 FIRST, LAST = 15, 45  # the event's own span, in frames
