@@ -113,6 +113,7 @@ export class VideoClipPlayer {
     this.firstTicks = 0;
     this.index = -1; // the sample whose boxes are drawn (the picture on screen)
     this.wanted = null; // a sample being sought
+    this.resumeAfterSeek = false; // a seek made while playing plays on once it lands
     this.playing = false;
     this.generation = 0;
     this.stats = { presented: 0, unmatched: 0, seeks: 0 };
@@ -191,17 +192,28 @@ export class VideoClipPlayer {
     };
   }
 
-  /** Shows sample `index`, paused. Resolves true once the video has sought there and its boxes are drawn. */
-  seek(index) {
-    if (!this.samples.length) return Promise.resolve(false);
+  /**
+   * Shows sample `index` (playing on from there if it was playing). Resolves true once the video
+   * has sought there and its boxes are drawn.
+   */
+  async seek(index) {
+    if (!this.samples.length) return false;
     const target = Math.max(0, Math.min(this.samples.length - 1, Math.round(index)));
+    // Seeks in a row (a dragged timeline) while playing: play on after the last one.
+    this.resumeAfterSeek = this.playing || this.resumeAfterSeek;
     if (!this.video.paused) this.video.pause();
     this.playing = false;
-    return this.#seekTo(target);
+    const shown = await this.#seekTo(target);
+    if (this.wanted === null && this.resumeAfterSeek) {
+      this.resumeAfterSeek = false;
+      if (shown) this.play();
+    }
+    return shown;
   }
 
   /** One frame forward (+1) or back (-1) from the frame shown or being sought; pauses. */
   step(delta) {
+    this.resumeAfterSeek = false;
     const from = this.wanted ?? this.index;
     if (!this.video.paused) this.video.pause();
     this.playing = false;
@@ -230,6 +242,7 @@ export class VideoClipPlayer {
   }
 
   pause() {
+    this.resumeAfterSeek = false;
     if (!this.playing && this.video.paused) return;
     this.video.pause(); // #paused settles on the picture shown
   }
@@ -249,6 +262,7 @@ export class VideoClipPlayer {
 
   #reset() {
     this.generation += 1;
+    this.resumeAfterSeek = false;
     this.playing = false;
     this.wanted = null;
     this.index = -1;
