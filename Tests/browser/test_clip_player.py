@@ -19,7 +19,7 @@ pytest.importorskip("PIL", reason="Pillow not installed; pip install pillow")
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from test_page import browser  # noqa: F401  (the fixture: one headless Chromium per module)
+
 
 WHITE_MIN = 180  # every channel of the square, after H.264, is at least this
 NOT_WHITE_MAX = 150  # some channel of anything else (the background, cyan labels) is below this

@@ -3,13 +3,9 @@ ground-truth roll (the demo sends the face's box and roll with every frame), fra
 with the default detector (the shipped YuNet-320)."""
 
 import math
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_page import (  # noqa: E402,F401  (helpers and fixtures shared with the page tests)
-    SightlineServer, browser, driver, open_page, server_binary, severe_console_entries)
+from browser_support import SightlineServer, open_page, server_binary, severe_console_entries
 
 TOLERANCE_DEG = 5
 

@@ -27,24 +27,15 @@ from selenium.webdriver.support.ui import WebDriverWait
 import frame_code
 from test_h264_player import (assert_frame_code_agrees, latency_ms, paint_log, percentile, record_paints,
                               start_recording, video_state, wait_for_format)
-from test_page import CHROMEDRIVER, CHROMIUM, SightlineServer, server_binary, severe_console_entries, status_of
+from browser_support import SightlineServer, new_chromium, server_binary, severe_console_entries, status_of
 
 NEEDS_HTTPS = "H.264 needs HTTPS here"
 OTHER_NAME = "sightline.test"
 
 
 def make_driver(*extra_args):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    if not Path(CHROMIUM).exists() or not Path(CHROMEDRIVER).exists():
-        pytest.skip(f"Chromium/chromedriver not found at {CHROMIUM} / {CHROMEDRIVER}")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1280,800", *extra_args):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    """A Chromium with `extra_args` (test_passthrough_page.py uses it too)."""
+    return new_chromium(*extra_args, window="1280,800")
 
 
 @pytest.fixture(scope="module")

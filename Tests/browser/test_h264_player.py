@@ -17,7 +17,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 import frame_code
-from test_page import browser, severe_console_entries  # noqa: F401  (browser: the fixture)
+from browser_support import severe_console_entries
 
 MIN_PAINTS = 150
 MIN_AGREEMENT = 0.995

@@ -21,7 +21,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from test_h264 import make_driver, print_latency
 from test_h264_player import record_paints, video_state, wait_for_format
-from test_page import SightlineServer, server_binary, severe_console_entries
+from browser_support import SightlineServer, server_binary, severe_console_entries
 
 LOOP = 300       # frames in the file (12 s at 25 fps)
 KEYINT = 200     # keyframes at frames 0 and 200: 8 s apart

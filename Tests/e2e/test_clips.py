@@ -20,7 +20,7 @@ from PIL import Image
 
 from clipfile import (FFPROBE, WsRecorder, decoded_pictures, ffprobe_packet_flags, ffprobe_stream, read_clip,
                       whole_fragment_samples)
-from conftest import REPO, fill_disk, http_get, small_tmpfs
+from conftest import fill_disk, http_get, small_tmpfs, YUNET, yunet_model
 from scenes import comings_and_goings
 
 av = pytest.importorskip("av", reason="PyAV not installed (pip install av, Tests/requirements.txt)")
@@ -31,8 +31,6 @@ KEYFRAME_SECONDS = 2.0
 FRAME = 0.1  # the video's frame interval (10 fps)
 SLACK = 1e-3
 
-MODELS = Path(os.environ.get("SIGHTLINE_MODELS", REPO.parent / "shared" / "models"))
-YUNET = MODELS / "face_detection_yunet_2023mar_320.onnx"
 
 
 # --------------------------------------------------------------------------- fixtures and helpers
@@ -61,8 +59,7 @@ def broker(tmp_path):
 @pytest.fixture
 def video(tmp_path, testdata):
     """The comings-and-goings video and its template (as test_events.py makes them)."""
-    if not YUNET.exists():
-        pytest.skip(f"YuNet model not found at {YUNET}; set SIGHTLINE_MODELS")
+    yunet_model()
     template = Image.open(testdata / "templates" / "opencv-logo.png").convert("RGB")
     template = template.resize((110, int(110 * template.height / template.width)))
     face = Image.open(testdata / "faces" / "grace_hopper.jpg").convert("RGB").crop((90, 30, 430, 430))

@@ -18,13 +18,11 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from conftest import REPO, TOKEN, FrameLog, free_port, http_get, receive_frames, terminate
+from conftest import TOKEN, FrameLog, free_port, http_get, receive_frames, terminate, YUNET, yunet_model
 from scenes import comings_and_goings
 
 paho = pytest.importorskip("paho.mqtt.client")
 
-MODELS = Path(os.environ.get("SIGHTLINE_MODELS", REPO.parent / "shared" / "models"))
-YUNET = MODELS / "face_detection_yunet_2023mar_320.onnx"
 MOSQUITTO = shutil.which("mosquitto") or next((p for p in ("/usr/sbin/mosquitto",) if os.path.exists(p)), None)
 
 
@@ -146,8 +144,7 @@ mqtt:
 
 def start_server(sightline, tmp_path, broker, video, **config):
     path, template_path, _, _ = video
-    if not YUNET.exists():
-        pytest.skip(f"YuNet model not found at {YUNET}; set SIGHTLINE_MODELS")
+    yunet_model()
     config_path = write_config(tmp_path / "sightline.yaml", broker.port, **config)
     return sightline("--config", config_path, "--template", f"{template_path}=logo", "--face-model", YUNET,
                      source=f"file:{path}")
@@ -270,8 +267,7 @@ def test_a_broker_outage_slows_no_viewer_and_the_server_reconnects(sightline, br
 
 def test_events_and_their_images_survive_kill_9_and_a_restart(sightline, video, tmp_path):
     path, template_path, _, _ = video
-    if not YUNET.exists():
-        pytest.skip(f"YuNet model not found at {YUNET}; set SIGHTLINE_MODELS")
+    yunet_model()
     config = tmp_path / "events.yaml"
     config.write_text(EVENTS_CONFIG)
     data_dir = tmp_path / "kept"

@@ -6,18 +6,13 @@ its longest gap over 3 s with no requests, on a machine too loaded for that)."""
 
 import io
 import json
-import os
 import threading
 import time
 import zlib
-from pathlib import Path
 
-import pytest
 
-from conftest import REPO, TOKEN, http_get
+from conftest import TOKEN, http_get, YUNET, yunet_model
 
-MODELS = Path(os.environ.get("SIGHTLINE_MODELS", REPO.parent / "shared" / "models"))
-YUNET = MODELS / "face_detection_yunet_2023mar_320.onnx"
 FPS = 30
 BUDGET_S = 1.0 / FPS
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -95,8 +90,7 @@ def call(port, method, path, body=None, headers=None):
 
 
 def test_slow_requests_never_stall_the_viewers(sightline, testdata, tmp_path):
-    if not YUNET.exists():
-        pytest.skip(f"YuNet model not found at {YUNET}; set SIGHTLINE_MODELS")
+    yunet_model()
     from PIL import Image
     # A 640x480 frame with Grace Hopper's face in it, as a 30 fps source.
     photo = Image.open(testdata / "faces" / "grace_hopper.jpg").convert("RGB")
