@@ -6,7 +6,7 @@ SWIFT_FLAGS := -c release -Xswiftc -enable-testing
 BIN := $(CURDIR)/.build/release/sightline
 PORT ?= 8080
 
-.PHONY: setup setup-tests build demo test test-swift test-web test-e2e test-browser tsan bench loadtest fuzz models install clean
+.PHONY: setup setup-tests build demo test test-swift test-web test-e2e test-browser test-perf tsan bench loadtest fuzz models install clean
 
 ## What the server builds with (make demo); setup-tests adds what the tests talk to (make test).
 setup:
@@ -39,6 +39,11 @@ test-e2e:
 test-browser:
 	SIGHTLINE_BIN=$(BIN) python3 -m pytest -q Tests/browser
 	SIGHTLINE_TEST_VIDEO=jpeg SIGHTLINE_BIN=$(BIN) python3 -m pytest -q Tests/browser/test_page.py
+
+## Rates and timings asserted on throttled links (pytest -m perf; not part of make test: on a
+## shared machine they say as much about its other work as about the server).
+test-perf:
+	SIGHTLINE_BIN=$(BIN) python3 -m pytest -q -m perf Tests/e2e Tests/browser
 
 ## The Swift tests under ThreadSanitizer (not part of make test: a debug build of its own in
 ## .build-tsan, about 5 min, and a run of about 15 min on 2 cores); fails on any report.

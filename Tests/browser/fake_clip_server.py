@@ -11,7 +11,6 @@ answers [] and /ws 404 (the page's live view is not under test here).
 import io
 import json
 import mimetypes
-import sys
 import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,8 +19,7 @@ from urllib.parse import urlsplit
 
 REPO = Path(__file__).resolve().parents[2]
 WEB_ROOT = REPO / "web"
-sys.path.insert(0, str(REPO / "Tests" / "web"))
-import make_clip  # noqa: E402  (needs PyAV and numpy)
+import make_clip  # noqa: E402  (Tests/web, on the import path by pytest.ini; needs PyAV and numpy)
 
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; "
        "connect-src 'self' ws: wss:; frame-ancestors 'none'")

@@ -5,21 +5,17 @@ a server with one camera shows the card with its add form; adding a camera (the 
 """
 import json
 import os
-import sys
 import urllib.request
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_page import (  # noqa: E402
-    REPO, TEST_TOKEN, SightlineServer, server_binary, browser, driver, severe_console_entries)
+from sightline_paths import TEST_DATA  # noqa: E402
+from browser_support import TEST_TOKEN, SightlineServer, server_binary, severe_console_entries
 
 pytest.importorskip("selenium", reason="selenium not installed; pip install selenium")
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-TEST_DATA = Path(os.environ.get("SIGHTLINE_TEST_DATA", REPO.parent / "shared" / "testdata"))
 VIDEO = TEST_DATA / "video" / "vtest.avi"
 UI_TIMEOUT_S = 20
 

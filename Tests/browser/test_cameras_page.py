@@ -7,20 +7,18 @@ The server runs two cameras from a config file: `frontdoor` (the demo, 640x480) 
 """
 import os
 import tempfile
-from pathlib import Path
 
 import pytest
 
-from test_page import (  # noqa: F401  (browser, driver, make_server: fixtures shared with the page tests)
-    REPO, FRAME_TIMEOUT_S, SightlineServer, server_binary, open_page, wait_for_frame, get_json,
-    severe_console_entries, browser, driver, make_server,
-)
+from sightline_paths import TEST_DATA  # noqa: E402
+from browser_support import (  # noqa: E402
+    FRAME_TIMEOUT_S, SightlineServer, server_binary, open_page, wait_for_frame, get_json,
+    severe_console_entries)
 
 pytest.importorskip("selenium", reason="selenium not installed; pip install selenium")
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-TEST_DATA = Path(os.environ.get("SIGHTLINE_TEST_DATA", REPO.parent / "shared" / "testdata"))
 VIDEO = TEST_DATA / "video" / "vtest.avi"
 SIZES = {"frontdoor": (640, 480), "backyard": (768, 576)}
 UI_TIMEOUT_S = 15

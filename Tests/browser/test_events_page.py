@@ -4,17 +4,14 @@ frame with its box drawn, and naming an unknown face from its event makes that p
 event carry the name.
 """
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from test_page import (  # noqa: E402
-    REPO, TEST_TOKEN, SightlineServer, server_binary, open_page, browser, driver, severe_console_entries)
+from sightline_paths import TEST_DATA, yunet_model  # noqa: E402
+from browser_support import TEST_TOKEN, SightlineServer, server_binary, open_page, severe_console_entries
 from test_tools import enter_token  # noqa: E402
 
 pytest.importorskip("selenium", reason="selenium not installed; pip install selenium")
@@ -23,9 +20,6 @@ from scenes import comings_and_goings  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-TEST_DATA = Path(os.environ.get("SIGHTLINE_TEST_DATA", REPO.parent / "shared" / "testdata"))
-MODELS = Path(os.environ.get("SIGHTLINE_MODELS", REPO.parent / "shared" / "models"))
-YUNET = MODELS / "face_detection_yunet_2023mar_320.onnx"
 LOOP_S = 11  # the video's length: each thing comes back once per loop
 
 
@@ -33,8 +27,7 @@ LOOP_S = 11  # the video's length: each thing comes back once per loop
 def events_server():
     if os.environ.get("SIGHTLINE_URL"):
         pytest.skip("this test starts its own server")
-    if not YUNET.is_file():
-        pytest.skip(f"YuNet model not found at {YUNET}; set SIGHTLINE_MODELS")
+    yunet = yunet_model()
     work = Path(tempfile.mkdtemp(prefix="sightline-events-page-"))
     template = Image.open(TEST_DATA / "templates" / "opencv-logo.png").convert("RGB")
     template = template.resize((110, int(110 * template.height / template.width)))
@@ -44,7 +37,7 @@ def events_server():
     (work / "events.yaml").write_text(
         "events:\n  minSeconds: 0.5\n  endAfterSeconds: 1\n  updateSeconds: 1\n  minUpdateSeconds: 0.5\n")
     server = SightlineServer(server_binary(), source=f"file:{work / 'video.avi'}", extra_args=[
-        "--config", str(work / "events.yaml"), "--template", f"{work / 'logo.png'}=logo", "--face-model", str(YUNET)])
+        "--config", str(work / "events.yaml"), "--template", f"{work / 'logo.png'}=logo", "--face-model", str(yunet)])
     try:
         server.start()
         yield server

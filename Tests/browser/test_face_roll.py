@@ -2,22 +2,14 @@
 turned by that angle: the drawn corners and the canvas pixels along the tilted edge."""
 
 import math
-import os
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_page import (  # noqa: E402  (helpers and fixtures shared with the page tests)
-    REPO, SightlineServer, server_binary, open_page, is_color, severe_console_entries,
-    browser, driver)
+from sightline_paths import shared_data  # noqa: E402
+from browser_support import SightlineServer, server_binary, open_page, is_color, severe_console_entries
 
 Image = pytest.importorskip("PIL.Image", reason="Pillow not installed; pip install pillow")
 
-TESTDATA = Path(os.environ.get("SIGHTLINE_TEST_DATA", REPO.parent / "shared" / "testdata"))
-MODELS = Path(os.environ.get("SIGHTLINE_MODELS", REPO.parent / "shared" / "models"))
-YUNET = MODELS / "face_detection_yunet_2023mar_320.onnx"
 FACE_RGB = (0xFF, 0xD2, 0x1F)  # COLORS.face in web/overlay.js
 TOLERANCE_DEG = 5
 
@@ -44,18 +36,14 @@ return {corners: face.corners, roll: face.roll, samples};
 
 
 @pytest.mark.parametrize("angle", [20, -25])
-def test_turned_face_is_drawn_turned(driver, tmp_path, angle):
-    photo = TESTDATA / "faces" / "grace_hopper.jpg"
-    if not photo.exists():
-        pytest.skip(f"test data not found at {photo}; set SIGHTLINE_TEST_DATA")
-    if not YUNET.exists():
-        pytest.skip(f"YuNet model not found at {YUNET}; set SIGHTLINE_MODELS")
+def test_turned_face_is_drawn_turned(driver, tmp_path, yunet, angle):
+    photo = shared_data("faces", "grace_hopper.jpg")
     # PIL turns counter-clockwise for positive angles; roll is clockwise positive.
     turned = Image.open(photo).convert("RGB").rotate(-angle, resample=Image.BICUBIC, expand=True,
                                                      fillcolor=(90, 90, 90))
     source = tmp_path / f"grace_{angle}.png"
     turned.save(source)
-    server = SightlineServer(server_binary(), source=f"file:{source}", extra_args=["--face-model", str(YUNET)])
+    server = SightlineServer(server_binary(), source=f"file:{source}", extra_args=["--face-model", str(yunet)])
     server.start()
     try:
         driver.get("about:blank")

@@ -17,7 +17,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 import frame_code
-from test_page import browser, severe_console_entries  # noqa: F401  (browser: the fixture)
+from browser_support import severe_console_entries
 
 MIN_PAINTS = 150
 MIN_AGREEMENT = 0.995
@@ -45,16 +45,18 @@ def wait_for_format(driver, fmt, timeout=20):
         message=f"no {fmt} frame painted within {timeout} s")
 
 
-def record_paints(driver, min_with_box=MIN_PAINTS, timeout=40, min_seconds=3.0):
-    """Record paints until `min_with_box` of them carry a template box (and at least min_seconds)."""
+def record_paints(driver, min_with_box=MIN_PAINTS, timeout=40, min_seconds=3.0, min_paints=0):
+    """Record paints until `min_with_box` of them carry a template box and `min_paints` were painted
+    (and at least min_seconds have passed); returns what was recorded by then or by `timeout`."""
     start_recording(driver)
     started = time.monotonic()
     log = []
     while time.monotonic() - started < timeout:
-        time.sleep(0.5)
+        time.sleep(0.2)
         log = paint_log(driver)
         with_box = [e for e in log if e["templates"]]
-        if len(with_box) >= min_with_box and time.monotonic() - started >= min_seconds:
+        if (len(with_box) >= min_with_box and len(log) >= min_paints
+                and time.monotonic() - started >= min_seconds):
             break
     driver.execute_script("window.sightline.recordPaints(false)")
     return log

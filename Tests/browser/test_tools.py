@@ -9,7 +9,6 @@ the face test also needs the YuNet model (SIGHTLINE_MODELS, default <repo>/../sh
 import io
 import json
 import os
-import sys
 import tempfile
 import time
 import urllib.error
@@ -18,11 +17,10 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_page import (  # noqa: E402  (helpers shared with the page tests)
-    REPO, TEST_TOKEN, FRAME_TIMEOUT_S, SightlineServer, server_binary, open_page, get_json,
-    browser, driver,  # the fixtures: one Chromium per module, viewport reset after each test
-    status_of, iou, severe_console_entries)
+from sightline_paths import TEST_DATA, YUNET_640, yunet_model  # noqa: E402
+from browser_support import (  # noqa: E402
+    REPO, TEST_TOKEN, FRAME_TIMEOUT_S, SightlineServer, server_binary, open_page, get_json, status_of, iou,
+    severe_console_entries)
 
 pytest.importorskip("selenium", reason="selenium not installed; pip install selenium")
 Image = pytest.importorskip("PIL.Image", reason="Pillow not installed; pip install pillow")
@@ -32,11 +30,9 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
-TEST_DATA = Path(os.environ.get("SIGHTLINE_TEST_DATA", REPO.parent / "shared" / "testdata"))
-MODELS = Path(os.environ.get("SIGHTLINE_MODELS", REPO.parent / "shared" / "models"))
 # YuNet gives landmarks and yaw, which naming needs (a face must have been seen near-frontal with both
 # eyes); the Haar fallback has neither, so without the model the face test can only be skipped.
-FACE_MODEL = MODELS / "face_detection_yunet_2023mar.onnx"
+FACE_MODEL = YUNET_640
 STILL = TEST_DATA / "faces" / "grace_hopper.jpg"
 VIDEO = TEST_DATA / "video" / "vtest.avi"
 ARTIFACTS = REPO / "artifacts"
@@ -384,8 +380,7 @@ def test_faces_can_be_picked_named_and_forgotten(tools_server, driver):
     if face is None:
         pytest.skip("the face stage is not live in this server: no 'face' detections with an id on "
                     f"{STILL.name} within {FACE_WAIT_S} s")
-    if not FACE_MODEL.is_file():
-        pytest.skip(f"naming needs landmarks: YuNet model not found at {FACE_MODEL}; set SIGHTLINE_MODELS")
+    yunet_model(FACE_MODEL, why="naming needs landmarks")
     # The card says which detector runs, from /api/state.
     WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: "YuNet (640 input)" in d.find_element(
         By.CSS_SELECTOR, '#faces [data-role="detector"]').text)

@@ -5,12 +5,14 @@ count and in time, so a hung or broken server makes a test fail, never hang.
 
 Run:  pip install -r Tests/requirements.txt && python3 -m pytest Tests/e2e -v
 
-Environment:
+Environment (Tests/support/sightline_paths.py):
   SIGHTLINE_BIN        server binary (default <repo>/.build/release/sightline)
   SIGHTLINE_TEST_DATA  shared test data (default <repo>/../shared/testdata)
+  SIGHTLINE_MODELS     face models (default <repo>/../shared/models)
 
 Test modules import the helpers below with `from conftest import ...`, which works with
 pytest's default (prepend) import mode; this directory has no __init__.py on purpose.
+pytest.ini puts Tests/support, Tests/e2e, Tests/browser and Tests/web on the import path.
 On failure the server's command line and stderr tail are attached to the report.
 """
 
@@ -31,10 +33,9 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-DEFAULT_BIN = REPO / ".build" / "release" / "sightline"
-DEFAULT_TEST_DATA = REPO.parent / "shared" / "testdata"
-WEB_ROOT = REPO / "web"
+from sightline_paths import DEFAULT_BIN, DEFAULT_TEST_DATA, REPO, TEST_DATA, WEB_ROOT, YUNET, server_binary, \
+    yunet_model  # noqa: F401  (names the test modules import from here)
+
 HOST = "127.0.0.1"
 TOKEN = "e2e-test-token-0123456789abcdef"
 
@@ -46,6 +47,20 @@ WS_MAX_MESSAGE = 16 * 1024 * 1024
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def wait_until(check, timeout: float = 15.0, interval: float = 0.1, what: str = "the condition"):
+    """Calls `check()` until it returns something truthy, which is returned; fails after `timeout`
+    seconds, naming `what` and the last value. For waiting on an event instead of sleeping."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        last = check()
+        if last:
+            return last
+        if time.monotonic() >= deadline:
+            pytest.fail(f"{what} not reached within {timeout:.0f} s; last: {str(last)[:600]}")
+        time.sleep(interval)
 
 
 def free_port() -> int:
@@ -536,6 +551,21 @@ class Server:
             time.sleep(0.2)
         pytest.fail(f"source not live with processed frames within {timeout:.0f} s; last state: {state}")
 
+    def wait_state(self, ready, timeout: float = 15.0, what: str = "the state") -> dict:
+        """Polls /api/state until `ready(state)` is true and returns that state; fails after
+        `timeout` with the last one. Waits on the server's own counters instead of sleeping."""
+        found = {}
+
+        def check():
+            found["state"] = self.state()
+            return ready(found["state"])
+
+        try:
+            wait_until(check, timeout=timeout, interval=0.1, what=what)
+        except pytest.fail.Exception:
+            pytest.fail(f"{what} not reached within {timeout:.0f} s; last /api/state: {found.get('state')}")
+        return found["state"]
+
     def summary(self) -> str:
         """A compact view of the server's counters for failure messages."""
         try:
@@ -689,14 +719,6 @@ def fill_disk(disk: Path, block: str = "64k") -> Path:
 # --------------------------------------------------------------------------- fixtures
 
 
-def server_binary() -> Path:
-    path = Path(os.environ.get("SIGHTLINE_BIN", str(DEFAULT_BIN)))
-    if not (path.is_file() and os.access(path, os.X_OK)):
-        pytest.skip(f"sightline binary not found at {path}; build it with "
-                    f"`swift build -c release` or set SIGHTLINE_BIN")
-    return path
-
-
 @pytest.fixture
 def sightline(tmp_path, request):
     """Factory: `server = sightline("--template", "x.png=x", source="demo")`.
@@ -709,12 +731,17 @@ def sightline(tmp_path, request):
         pytest.fail("\n\n".join(problems), pytrace=False)
 
 
-@pytest.fixture
-def testdata() -> Path:
-    path = Path(os.environ.get("SIGHTLINE_TEST_DATA", str(DEFAULT_TEST_DATA)))
-    if not path.is_dir():
-        pytest.skip(f"Sightline test data not found at {path}; set SIGHTLINE_TEST_DATA")
-    return path
+@pytest.fixture(scope="module")
+def module_sightline(tmp_path_factory, request):
+    """The `sightline` factory for servers that a module's tests share (from a module-scoped
+    fixture): for tests that only read from a server, so one start serves them all. Stopped
+    after the module's last test; a crashed or unclean server fails that teardown."""
+    factory = ServerFactory(tmp_path_factory.mktemp("module-servers"), server_binary())
+    request.module._sightline_module_servers = factory.servers
+    yield factory
+    problems = factory.teardown()
+    if problems:
+        pytest.fail("\n\n".join(problems), pytrace=False)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -723,5 +750,6 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     if report.failed:
-        for i, s in enumerate(getattr(item, "_sightline_servers", [])):
+        servers = getattr(item, "_sightline_servers", []) + getattr(getattr(item, "module", None), "_sightline_module_servers", [])
+        for i, s in enumerate(servers):
             report.sections.append((f"sightline server {i} ({report.when})", s.describe()))

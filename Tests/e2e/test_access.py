@@ -249,7 +249,11 @@ def test_wrong_sign_ins_are_slowed_whatever_the_viewing_setting(sightline, tmp_p
     assert sign_in(server.port, TOKEN, "127.0.0.21") == 429
     start = time.monotonic()
     assert sign_in(server.port, TOKEN, "127.0.0.22") == 200
-    assert time.monotonic() - start < 1.0
+    # Another address is not slowed: answered well inside the client's timeout (a generous bound on
+    # a shared machine; the figure is printed).
+    took = time.monotonic() - start
+    print(f"sign-in from another address answered in {took * 1000:.0f} ms")
+    assert took < 3.0, took
 
 
 def test_viewers_see_no_server_paths_and_admins_do(sightline, tmp_path, testdata):

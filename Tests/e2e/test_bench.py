@@ -3,16 +3,12 @@ detector, same templates, from the same flags (the figures themselves go in
 the issue notes; no timing thresholds here)."""
 
 import json
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from conftest import REPO, http_get, server_binary
+from conftest import REPO, http_get, server_binary, YUNET, yunet_model
 
-MODELS = Path(os.environ.get("SIGHTLINE_MODELS", REPO.parent / "shared" / "models"))
-YUNET = MODELS / "face_detection_yunet_2023mar_320.onnx"
 
 
 def run_bench(*args, timeout=120):
@@ -24,8 +20,8 @@ def run_bench(*args, timeout=120):
 
 @pytest.mark.parametrize("faces", ["yunet", "haar", "off"])
 def test_bench_reports_the_graph_serve_runs(sightline, testdata, tmp_path, faces):
-    if faces == "yunet" and not YUNET.exists():
-        pytest.skip(f"YuNet model not found at {YUNET}; set SIGHTLINE_MODELS")
+    if faces == "yunet":
+        yunet_model()
     source = f"file:{testdata}/faces/grace_hopper.jpg?fps=15"
     flags = {"yunet": ["--face-model", YUNET], "haar": ["--face-model", "haar"], "off": ["--no-faces"]}[faces]
     template = testdata / "templates" / "box.png"

@@ -1,15 +1,11 @@
 """faces.region limits where faces are looked for, for YuNet and for the Haar fallback."""
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 
-from conftest import REPO, FrameLog, http_get, receive_frames
+from conftest import FrameLog, http_get, receive_frames, YUNET, yunet_model
 
-MODELS = Path(os.environ.get("SIGHTLINE_MODELS", REPO.parent / "shared" / "models"))
-YUNET = MODELS / "face_detection_yunet_2023mar_320.onnx"
 
 
 def face_counts(server, pairs=12, warmup=4):
@@ -22,8 +18,7 @@ def face_counts(server, pairs=12, warmup=4):
 def test_faces_outside_the_region_are_not_looked_for(sightline, testdata, tmp_path, detector):
     model_args = ["--face-model", "haar"]
     if detector == "yunet":
-        if not YUNET.exists():
-            pytest.skip(f"YuNet model not found at {YUNET}; set SIGHTLINE_MODELS")
+        yunet_model()
         model_args = ["--face-model", YUNET]
     source = f"file:{testdata}/faces/grace_hopper.jpg"
     counts = {}

@@ -1,17 +1,13 @@
 """Faces on the live stream, naming them over HTTP, and switching sources."""
 
 import json
-import os
 import time
-from pathlib import Path
 
 import pytest
 
-from conftest import REPO, TOKEN, FrameLog, http_get, receive_frames
+from conftest import TOKEN, FrameLog, http_get, receive_frames, YUNET, yunet_model
 
 AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
-MODELS = Path(os.environ.get("SIGHTLINE_MODELS", REPO.parent / "shared" / "models"))
-YUNET = MODELS / "face_detection_yunet_2023mar_320.onnx"
 
 
 def faces_in(server, pairs=5):
@@ -40,8 +36,7 @@ def post_json(server, path, payload, headers=AUTH):
 
 
 def test_faces_are_tracked_named_and_remembered(sightline, testdata, tmp_path):
-    if not YUNET.exists():
-        pytest.skip(f"YuNet model not found at {YUNET}; set SIGHTLINE_MODELS")
+    yunet_model()
     data_dir = tmp_path / "faces-data"
     source = f"file:{testdata}/faces/grace_hopper.jpg"
     server = sightline("--data-dir", data_dir, "--face-model", YUNET, source=source)
@@ -113,8 +108,7 @@ def covered_eyes(photo, landmarks, out):
 
 
 def test_smile_and_closed_eyes_reach_the_stream(sightline, testdata, tmp_path):
-    if not YUNET.exists():
-        pytest.skip(f"YuNet model not found at {YUNET}; set SIGHTLINE_MODELS")
+    yunet_model()
     photo = testdata / "faces" / "grace_hopper.jpg"
     server = sightline("--face-model", YUNET, source=f"file:{photo}")
     server.wait_live()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HOST, TOKEN, http_get, ws_connect, ws_handshake_raw
+from conftest import HOST, http_get, ws_connect, ws_handshake_raw
 from h264 import H264Log, decode_all, receive_h264, sightline_seis
 from throttle import ThrottledProxy
 
@@ -28,6 +28,17 @@ def state(server) -> dict:
     status, _, body = http_get(server.port, "/api/state")
     assert status == 200
     return json.loads(body)
+
+
+def wait_state(server, ready, what: str, timeout: float = 15.0) -> dict:
+    """The first /api/state for which `ready(state)` holds (polled, bounded)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        current = state(server)
+        if ready(current):
+            return current
+        assert time.monotonic() < deadline, f"{what}: not within {timeout:.0f} s; last state {current}"
+        time.sleep(0.1)
 
 
 def metrics(server) -> str:
@@ -94,12 +105,16 @@ def check_frames(log: H264Log):
         assert boxes["detections"] == meta["detections"], f"seq {meta['seq']}: SEI boxes differ from the JSON"
 
 
-@pytest.mark.parametrize("source", ["demo", "vtest"])
-def test_ten_seconds_decode_in_order_with_their_boxes(sightline, testdata, source):
+@pytest.mark.parametrize("source,count", [("demo", 150), ("vtest", 100)])
+def test_frames_decode_in_order_with_their_boxes(sightline, testdata, source, count):
+    """150 frames of the demo (about 6 s), 100 of vtest.avi (10 fps): each access unit decoded in
+    order, its SEI boxes the frame's JSON detections."""
     spec = "demo" if source == "demo" else f"file:{testdata / 'video' / 'vtest.avi'}"
     server = sightline(source=spec)
     with ws_connect(server.port, "/ws?video=h264") as ws:
-        log = receive_h264(ws, H264Log(), seconds=10)
+        started = time.monotonic()
+        log = receive_h264(ws, H264Log(), frames=count, timeout=10)
+    print(f"{source}: {len(log.frames)} access units in {time.monotonic() - started:.1f} s")
     check_frames(log)
     pictures, problems = decode_all([unit for _, unit, _ in log.frames])
     assert problems == []
@@ -109,7 +124,7 @@ def test_ten_seconds_decode_in_order_with_their_boxes(sightline, testdata, sourc
     if source == "demo":
         # The demo's template and face: the boxes compared above are real ones.
         assert sum(1 for meta, _, _ in log.frames if meta["detections"]) > len(log.frames) * 0.8
-        assert len(log.frames) >= 150, f"{len(log.frames)} frames in 10 s"
+    assert len(log.frames) >= count, f"{len(log.frames)} frames"
 
 
 def test_video_parameter_is_checked_before_the_upgrade(sightline, tmp_path):
@@ -144,8 +159,10 @@ def test_a_viewer_joining_mid_stream_starts_on_a_forced_keyframe(sightline, tmp_
             receive_h264(first, H264Log(), seconds=0.5)
         video = state(server)["video"]
     print(f"first access unit after connecting: {', '.join(f'{w * 1000:.0f} ms' for w in waits)}")
-    # Well inside the 10 s interval (the issue's figure, 0.5 s, is measured in the note; machines here are noisy).
-    assert max(waits) < 2.0, waits
+    # Not the next scheduled keyframe, up to 10 s away: each joiner asked for one (the count below) and
+    # got it within half the interval, a bound no noisy machine comes near (the issue's figure, 0.5 s,
+    # is measured in the note).
+    assert max(waits) < 5.0, waits
     assert video["keyframes"]["requested"] >= 5
     assert video["viewers"]["h264"] == 1
 
@@ -182,26 +199,63 @@ def clean_rate(log, window):
     return len(measured) / span, sum(len(u) + 200 for _, u, _ in measured) * 8 / 1000 / span, pictures[window:]
 
 
-def test_a_viewer_on_a_2_mbit_link_keeps_clean_pictures_at_12_fps(sightline):
-    server = sightline()
-    log, window, viewers = run_behind_proxy(server, 2_000_000, warmup=6, seconds=10)
-    fps, kbit, _ = clean_rate(log, window)
-    print(f"2 Mbit/s link: {fps:.1f} fps of clean pictures, {kbit:.0f} kbit/s, viewers {viewers}")
-    assert fps >= 12
-
-
 def test_a_viewer_on_a_1_mbit_link_is_moved_ahead_then_to_the_low_rendition(sightline):
+    """Behaviour on a link too slow for the main rendition: the server skips the viewer ahead to a
+    keyframe, then moves it to the low one; every picture it got decodes clean, at 320x240 since.
+    Waits for that in /api/state instead of watching for a fixed time; the rate is printed (the
+    `perf` test below asserts it)."""
+    from websockets.sync.client import connect
+    import socket
     server = sightline()
-    log, window, viewers = run_behind_proxy(server, 1_000_000, warmup=8, seconds=8)
+    proxy = ThrottledProxy(server.port, 1_000_000)
+    try:
+        sock = socket.create_connection((HOST, proxy.port))
+        with connect(f"ws://{HOST}:{server.port}/ws?video=h264", sock=sock, max_size=2**24, compression=None,
+                     open_timeout=10, close_timeout=2) as ws:
+            log = H264Log()
+            deadline = time.monotonic() + 40
+            viewers = []
+            while time.monotonic() < deadline:
+                receive_h264(ws, log, seconds=0.5)
+                viewers = state(server)["video"]["h264Viewers"]
+                if viewers and viewers[0]["skipsToKeyframe"] >= 1 and viewers[0]["rendition"] == "low":
+                    break
+            (viewer,) = viewers
+            assert viewer["skipsToKeyframe"] >= 1 and viewer["rendition"] == "low", viewer
+            # From some picture on, every one is the low rendition's: at least 30 of them.
+            until = time.monotonic() + 30
+            while True:
+                pictures, _ = decode_all([unit for _, unit, _ in log.frames])
+                sizes = [(p.width, p.height) for p in pictures]
+                window = len(sizes)
+                while window > 0 and sizes[window - 1] == (320, 240):
+                    window -= 1
+                if len(sizes) - window >= 30 or time.monotonic() > until:
+                    break
+                receive_h264(ws, log, frames=len(log.frames) + 15, timeout=10)
+    finally:
+        proxy.close()
+    assert 0 < window <= len(log.frames) - 30, \
+        f"not 30 pictures of the low rendition in a row after the move: sizes {sizes[-40:]}"
     fps, kbit, pictures = clean_rate(log, window)
-    print(f"1 Mbit/s link: {fps:.1f} fps, {kbit:.0f} kbit/s, viewers {viewers}")
-    (viewer,) = viewers
-    assert viewer["skipsToKeyframe"] >= 1 and viewer["rendition"] == "low"
+    print(f"1 Mbit/s link: {fps:.1f} fps, {kbit:.0f} kbit/s, viewer {viewer}")
     assert {(p.width, p.height) for p in pictures} == {(320, 240)}
-    assert fps >= 12
     text = metrics(server)
     assert metric(text, "sightline_video_skips_to_keyframe_total") >= 1
     assert metric(text, "sightline_video_frames_encoded_total", '{rendition="low"}') > 0
+
+
+@pytest.mark.perf
+@pytest.mark.parametrize("bits_per_second", [2_000_000, 1_000_000], ids=["2mbit", "1mbit"])
+def test_perf_a_viewer_on_a_slow_link_keeps_clean_pictures_at_12_fps(sightline, bits_per_second):
+    """The rate on a throttled link, over a window after a warm-up (`pytest -m perf`; make test leaves
+    it out: a shared machine's rate says as much about its other work)."""
+    server = sightline()
+    log, window, viewers = run_behind_proxy(server, bits_per_second, warmup=8, seconds=10)
+    fps, kbit, _ = clean_rate(log, window)
+    print(f"{bits_per_second / 1e6:.0f} Mbit/s link: {fps:.1f} fps of clean pictures, {kbit:.0f} kbit/s, "
+          f"viewers {viewers}")
+    assert fps >= 12
 
 
 def test_a_stalled_h264_viewer_slows_neither_jpeg_viewers_nor_the_pipeline(sightline):
@@ -249,10 +303,11 @@ def test_the_encoder_runs_only_while_someone_watches_h264(sightline):
     assert main["width"] == 640 and main["height"] == 480
     assert watched["video"]["encodeMs"]["p50"] > 0
     assert watched["video"]["bytesPerFrame"]["h264"] < watched["video"]["bytesPerFrame"]["jpeg"]
-    time.sleep(1.0)
-    left = state(server)
-    time.sleep(1.0)
-    later = state(server)
+    # The viewer gone, the encoder stops: then, while the pipeline processes 15 more frames, it
+    # encodes none (counted by the server, not timed).
+    left = wait_state(server, lambda st: not st["video"]["renditions"][0]["encoding"], "the encoder stopped")
+    later = wait_state(server, lambda st: st["frames"]["processed"] >= left["frames"]["processed"] + 15,
+                       "15 more frames processed")
     assert not later["video"]["renditions"][0]["encoding"]
     assert later["video"]["renditions"][0]["frames"] == left["video"]["renditions"][0]["frames"]
     assert later["video"]["viewers"]["h264"] == 0

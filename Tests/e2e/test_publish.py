@@ -5,9 +5,7 @@ nginx's HLS fragments carry the SEI too; the relay stopped for 10 s and started 
 browsers nothing, the publisher reconnects within 5 s, and the counters say what was dropped."""
 
 import json
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -16,8 +14,7 @@ from h264 import length_prefixed_units, nal_units, sightline_json
 from relay import NginxRTMP
 
 av = pytest.importorskip("av", reason="PyAV not installed (pip install av, Tests/requirements.txt)")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
-import frame_code  # noqa: E402
+import frame_code  # noqa: E402  (Tests/browser, on the import path by pytest.ini)
 
 
 def state(server) -> dict:

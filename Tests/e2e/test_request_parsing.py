@@ -189,7 +189,9 @@ def test_header_names_lws_cannot_parse_are_answered_at_once_and_unknown_headers_
             stuck.append(s)
         start = time.monotonic()
         assert http_get(server.port, "/api/state", timeout=5)[0] == 200
-        assert time.monotonic() - start < 1.0
+        took = time.monotonic() - start
+        print(f"/api/state beside 300 stuck requests: {took * 1000:.0f} ms")
+        assert took < 3.0, f"held up {took:.1f} s by the stuck requests"  # generous: a shared machine
     finally:
         for s in stuck:
             s.close()

@@ -1,14 +1,16 @@
 """A pipeline slower than the frame budget drops frames instead of queueing them."""
 
 import os
-import time
 
 from conftest import FrameLog, check_frame_pairs, receive_frames
 
 FPS = 30
 BUDGET_S = 1.0 / FPS                    # 33 ms
 STAGE_DELAY_MS = 40                     # > one budget (with the matcher, ~55 ms a frame): the pipeline cannot keep up
-MAX_AGE_S = 2 * 0.033 + 0.015           # two budgets plus a small allowance for the send
+# Queued frames would age by ~17 ms each (30 fps in, <= 20 fps out): 60 pairs in, most would be
+# far older than this. Fresh frames are ~2 budgets old; the bound is generous for a shared machine
+# (the figure, printed, is what the pipeline does; scripts/loadtest.py measures it).
+MAX_AGE_S = 0.25
 MIN_FRESH = 0.95
 MIN_PAIRS = 60
 
@@ -40,9 +42,10 @@ def test_slow_stage_drops_instead_of_queueing(sightline):
             f"server: latency {st.get('latency')}, stages {st.get('stages')}, drops {st.get('drops')}, "
             f"fps {st.get('fps')}; load average {os.getloadavg()}")
 
-    # Over a few seconds the pipeline (≈1/(50 ms) ≤ 20 fps) must have dropped frames.
-    time.sleep(3.0)
-    state = server.state()
+    # The pipeline (≈1/(50 ms) ≤ 20 fps) drops frames: waited for in its counters, not slept.
+    state = server.wait_state(lambda st: st["drops"]["superseded"] + st["drops"]["late"] > 0
+                              and st["frames"]["processed"] < st["frames"]["captured"],
+                              timeout=20, what="superseded or late drops counted")
     drops = state["drops"]
     assert drops["superseded"] + drops["late"] > 0, \
         f"no superseded/late drops with a {STAGE_DELAY_MS} ms stage at {FPS} fps: {drops}"

@@ -23,7 +23,7 @@ BATCH = 10               # clients at a time (under the 16 unfinished connection
 CLOSE_WAIT = "08"
 SETTLE_S = 5.0           # the server has this long to close what the clients left
 IDLE_SHARE = 0.10        # the service thread may use at most this share of a core ...
-IDLE_WINDOW_S = 2.0      # ... over this window once the clients are gone
+IDLE_WINDOW_S = 1.0      # ... over this window once the clients are gone (a spinning one takes all of it)
 
 
 def close_wait_sockets(port: int) -> int:
