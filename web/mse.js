@@ -8,10 +8,9 @@
 // presented picture's `mediaTime` (its timestamp, seconds); round(mediaTime *
 // timescale) is that pts, and the pts -> JSON map gives the frame. The picture is
 // copied into a canvas in that callback (the rendering step that presents it) and
-// painted with its boxes at once when the callback runs before the picture's display
-// time; a later callback's copy is painted at the next callback, once that shows the
-// copy held the picture described (Chromium's drawImage can already give the next
-// one: then no picture was reported in between, or the next copy is the same picture).
+// painted with its boxes at the next callback, once that shows the copy held the
+// picture described (Chromium's drawImage can already give the next one: then no
+// picture was reported in between, or the next copy is the same picture).
 //
 // Live edge: the buffer stays short. After each append, a playhead more than
 // LIVE_BEHIND_S behind the newest frame jumps to it, one more than CATCH_UP_S behind
@@ -37,13 +36,6 @@ export const MAX_PENDING_METAS = 1024;
  * would show that one with these boxes. The previous picture stays, with its own boxes.
  */
 export const LATE_CALLBACK_MS = 25;
-/**
- * A callback that runs no later than this after its picture's expected display time paints its copy
- * at once: in the runs measured (test_mse.py), a copy taken before the display time never held the
- * next picture, while copies taken a few ms after it sometimes did. A later callback's copy waits for
- * the next callback's check (one frame later).
- */
-export const PAINT_NOW_MS = 0;
 /** The thumbnail two copies are compared by (see MsePlayer's check before painting). */
 export const FINGERPRINT_SIZE = [64, 48];
 
@@ -159,7 +151,7 @@ export class MsePlayer {
     this.canvas = null;
     this.unsupported = null;
     this.stats = {
-      inits: 0, fragments: 0, presented: 0, late: 0, unverified: 0, paintedNow: 0, ahead: 0, orphans: 0, rearmed: 0, jumps: 0, removes: 0, appendErrors: 0, stalls: 0,
+      inits: 0, fragments: 0, presented: 0, late: 0, unverified: 0, orphans: 0, rearmed: 0, jumps: 0, removes: 0, appendErrors: 0, stalls: 0,
       dropped: 0, // fragments before any init segment (never appended)
     };
     this.#watchFrames();
@@ -367,24 +359,20 @@ export class MsePlayer {
     canvas.getContext('2d').drawImage(video, 0, 0, width, height);
     const print = this.#fingerprint(canvas);
 
-    // The copy made at the previous callback, now shown to have been the picture that callback
-    // described or not: Chromium's drawImage takes the compositor's newest picture, which can already
-    // be the next one. Then either that next picture was never reported (a picture came between the
-    // two callbacks unreported) or it is this one (the two copies are the same picture while the one
-    // before them differed). A copy held back (its callback ran after the display time, PAINT_NOW_MS)
-    // is painted only now, once shown right, else dropped; one painted at its own callback and shown
-    // wrong now is counted (`ahead`; the paint log's probe shows it too).
+    // The copy made at the previous callback is painted only now, once this one shows it was the
+    // picture that callback described: Chromium's drawImage takes the compositor's newest picture,
+    // which can already be the next one. Then either that next picture was never reported (a
+    // picture came between the two callbacks unreported) or it is this one (the two copies are the
+    // same picture while the one before them differed); either way the copy is dropped.
     const held = this.held;
     this.held = null;
     if (held) {
       const consecutive = metadata.presentedFrames === held.presentedFrames + 1;
       const aheadOfItself = sameFingerprint(held.print, print) && !sameFingerprint(held.print, held.before);
-      if (!held.painted) {
-        if (consecutive && !aheadOfItself) {
-          this.stats.presented += 1;
-          this.onFrame(held.frame);
-        } else this.stats.unverified += 1;
-      } else if (aheadOfItself) this.stats.ahead += 1;
+      if (consecutive && !aheadOfItself) {
+        this.stats.presented += 1;
+        this.onFrame(held.frame);
+      } else this.stats.unverified += 1;
     }
     const before = this.lastPrint;
     this.lastPrint = print;
@@ -395,19 +383,16 @@ export class MsePlayer {
       this.stats.orphans += 1; // a picture whose JSON is gone (a stale picture after a reset): never drawn with boxes
       return;
     }
-    const lateness = performance.now() - metadata.expectedDisplayTime;
-    if (lateness > LATE_CALLBACK_MS) {
+    if (performance.now() - metadata.expectedDisplayTime > LATE_CALLBACK_MS) {
       this.stats.late += 1;
       return;
     }
-    const frame = { meta, bitmap: canvas, format: 'mse', mediaTime: metadata.mediaTime };
-    const painted = lateness <= PAINT_NOW_MS;
-    this.held = { presentedFrames: metadata.presentedFrames, print, before, frame, painted };
-    if (painted) {
-      this.stats.presented += 1;
-      this.stats.paintedNow += 1;
-      this.onFrame(frame);
-    }
+    this.held = {
+      presentedFrames: metadata.presentedFrames,
+      print,
+      before,
+      frame: { meta, bitmap: canvas, format: 'mse', mediaTime: metadata.mediaTime },
+    };
   }
 
   /** A small grey thumbnail of a copy, to tell whether two copies hold the same picture. */
