@@ -22,10 +22,10 @@
 //
 // Main thread. The pure parts (PtsMetaMap, liveEdge) are unit-tested under node.
 
-export const LIVE_BEHIND_S = 0.3;
+export const LIVE_BEHIND_S = 0.15;
 /** Behind the buffered end by more than this (and less than a jump): play a little faster until back under CAUGHT_UP_S. */
-export const CATCH_UP_S = 0.1;
-export const CAUGHT_UP_S = 0.06;
+export const CATCH_UP_S = 0.05;
+export const CAUGHT_UP_S = 0.035;
 export const CATCH_UP_RATE = 1.1;
 export const KEEP_BEHIND_S = 3;
 export const STALL_MS = 2500;

@@ -61,6 +61,7 @@ def test_plain_http_plays_h264_through_mse_with_each_pictures_own_boxes(servers,
     with_box = sum(1 for e in log if e["templates"])
     print(f"\n{len(log)} MSE pictures painted, {with_box} with the template's box")
     assert with_box >= 0.8 * len(log), f"the template was boxed on only {with_box} of {len(log)} painted frames"
+    print(f"MSE player: {json.dumps(video_state(driver)['decoder'])}")
     assert_frame_code_agrees(log, "frame code over plain HTTP, MSE")
     seqs = [e["seq"] for e in log]
     assert seqs == sorted(set(seqs)), "pictures painted in seq order, each once"
@@ -71,7 +72,6 @@ def test_plain_http_plays_h264_through_mse_with_each_pictures_own_boxes(servers,
     span = (log[-1]["paintedAt"] - log[0]["paintedAt"]) / 1000
     print(f"painted {len(log) / span:.1f} fps over {span:.1f} s (source 30 fps)")
     print_latency("frame-code file over plain HTTP, MSE (capture to presented)", log)
-    print(f"MSE player: {json.dumps(video_state(driver)['decoder'])}")
     text = driver.find_element(By.CSS_SELECTOR, '[data-client="mode"]').text
     assert text == "H.264 (MSE) 640×480", text
     assert severe_console_entries(driver) == []

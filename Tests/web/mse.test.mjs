@@ -18,18 +18,19 @@ test('liveEdge jumps a playhead far behind to the newest frame and speeds up a l
   const far = liveEdge({ start: 0, end: 5, currentTime: 5 - LIVE_BEHIND_S - 0.05 });
   assert.ok(far.seekTo > 4.99 && far.seekTo < 5, far.seekTo);
   assert.equal(far.playbackRate, 1);
-  const near = liveEdge({ start: 0, end: 5, currentTime: 4.85 });
+  const near = liveEdge({ start: 0, end: 5, currentTime: 4.9 });
   assert.equal(near.seekTo, null);
   assert.equal(near.playbackRate, CATCH_UP_RATE);
+  // Back to 1x within about a frame of the end; between the two thresholds the rate stays as it is.
   assert.equal(liveEdge({ start: 0, end: 5, currentTime: 4.97, rate: CATCH_UP_RATE }).playbackRate, 1);
-  assert.equal(liveEdge({ start: 0, end: 5, currentTime: 4.92, rate: CATCH_UP_RATE }).playbackRate, CATCH_UP_RATE);
-  assert.equal(liveEdge({ start: 0, end: 5, currentTime: 4.92, rate: 1 }).playbackRate, 1);
+  assert.equal(liveEdge({ start: 0, end: 5, currentTime: 4.96, rate: CATCH_UP_RATE }).playbackRate, CATCH_UP_RATE);
+  assert.equal(liveEdge({ start: 0, end: 5, currentTime: 4.96, rate: 1 }).playbackRate, 1);
   // A playhead before the buffer (a new range) goes into it.
   assert.ok(liveEdge({ start: 10, end: 10.2, currentTime: 3 }).seekTo >= 10);
 });
 
 test('liveEdge trims far behind the playhead, never past the newest keyframe', () => {
-  assert.equal(liveEdge({ start: 0, end: 10, currentTime: 9.95, newestKeyTime: 8 }).removeBefore, 10 - 0.05 - 3);
+  assert.equal(liveEdge({ start: 0, end: 10, currentTime: 9.95, newestKeyTime: 8 }).removeBefore, 9.95 - 3);
   assert.equal(liveEdge({ start: 0, end: 10, currentTime: 9.95, newestKeyTime: 2 }).removeBefore, 2);
   assert.equal(liveEdge({ start: 0, end: 10, currentTime: 9.95, newestKeyTime: null }).removeBefore, null);
   assert.equal(liveEdge({ start: 0, end: 2, currentTime: 1.95, newestKeyTime: 1 }).removeBefore, null);
