@@ -63,6 +63,19 @@ static int fail(sl_av_error *err, int code, const char *what) {
     return code;
 }
 
+// Converts `frame` with libswscale's `flags` into BGR24 at `dst` (its size,
+// `stride` bytes a row), through the context cached in *sws.
+static int bgr_scale(struct SwsContext **sws, const AVFrame *frame, int flags, uint8_t *dst, int stride,
+                     sl_av_error *err) {
+    *sws = sws_getCachedContext(*sws, frame->width, frame->height, frame->format, frame->width, frame->height,
+                                AV_PIX_FMT_BGR24, flags, NULL, NULL, NULL);
+    if (!*sws) return fail(err, -1, "sws_getCachedContext failed for the picture's pixel format");
+    uint8_t *planes[4] = {dst, NULL, NULL, NULL};
+    int strides[4] = {stride, 0, 0, 0};
+    sws_scale(*sws, (const uint8_t *const *)frame->data, frame->linesize, 0, frame->height, planes, strides);
+    return 0;
+}
+
 // Converts `frame` with libswscale's `flags` into `bgr` and points `out` at it.
 static int bgr_convert(bgr_picture *bgr, const AVFrame *frame, int flags, sl_av_picture *out, sl_av_error *err) {
     if (frame->width < 1 || frame->height < 1) return fail(err, -1, "the decoder gave a picture without a size");
@@ -74,12 +87,8 @@ static int bgr_convert(bgr_picture *bgr, const AVFrame *frame, int flags, sl_av_
         bgr->height = frame->height;
         if (!bgr->data) return fail(err, AVERROR(ENOMEM), "picture");
     }
-    bgr->sws = sws_getCachedContext(bgr->sws, frame->width, frame->height, frame->format, frame->width,
-                                    frame->height, AV_PIX_FMT_BGR24, flags, NULL, NULL, NULL);
-    if (!bgr->sws) return fail(err, -1, "sws_getCachedContext failed for the picture's pixel format");
-    uint8_t *planes[4] = {bgr->data, NULL, NULL, NULL};
-    int strides[4] = {bgr->stride, 0, 0, 0};
-    sws_scale(bgr->sws, (const uint8_t *const *)frame->data, frame->linesize, 0, frame->height, planes, strides);
+    int status = bgr_scale(&bgr->sws, frame, flags, bgr->data, bgr->stride, err);
+    if (status < 0) return status;
     out->data = bgr->data;
     out->width = bgr->width;
     out->height = bgr->height;
@@ -858,22 +867,19 @@ int sl_av_reader_read_unit_kept(sl_av_reader *r, int *got, int *width, int *heig
     int status = read_next(r, got, NULL, unit, err);
     *width = *got ? r->frame->width : 0;
     *height = *got ? r->frame->height : 0;
+    if (status == 0 && *got && (*width < 1 || *height < 1)) {
+        *got = 0;
+        r->kept = 0;
+        return fail(err, -1, "the decoder gave a picture without a size");
+    }
     return status;
 }
 
 int sl_av_reader_convert(sl_av_reader *r, uint8_t *dst, int stride, sl_av_error *err) {
     clear(err);
     if (!r->kept) return fail(err, AVERROR(EINVAL), "no decoded picture is kept to convert");
-    AVFrame *frame = r->frame;
-    // The flags OpenCV's reader used; at the same size libswscale takes its
-    // fast unscaled converters whatever the filter.
-    r->bgr.sws = sws_getCachedContext(r->bgr.sws, frame->width, frame->height, frame->format, frame->width,
-                                      frame->height, AV_PIX_FMT_BGR24, SWS_BICUBIC, NULL, NULL, NULL);
-    if (!r->bgr.sws) return fail(err, -1, "sws_getCachedContext failed for the picture's pixel format");
-    uint8_t *planes[4] = {dst, NULL, NULL, NULL};
-    int strides[4] = {stride, 0, 0, 0};
-    sws_scale(r->bgr.sws, (const uint8_t *const *)frame->data, frame->linesize, 0, frame->height, planes, strides);
-    return 0;
+    // The flags read_next uses (OpenCV's reader's).
+    return bgr_scale(&r->bgr.sws, r->frame, SWS_BICUBIC, dst, stride, err);
 }
 
 // Decodes the next picture into r->frame, kept there until the next read,
