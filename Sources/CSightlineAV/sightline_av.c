@@ -264,6 +264,7 @@ failed:
     return NULL;
 }
 
+
 int sl_av_decoder_decode(sl_av_decoder *dec, const uint8_t *data, size_t size, int *got, sl_av_picture *out,
                          sl_av_error *err) {
     clear(err);
@@ -304,6 +305,22 @@ void sl_av_decoder_close(sl_av_decoder *dec) {
 #include <libavformat/avformat.h>
 #include <stdatomic.h>
 #include <time.h>
+
+// Says `stream` is H.264 of this size with this extradata (the SPS and PPS),
+// copied with the padding libavformat reads past the end.
+static int set_h264_stream(AVStream *stream, int width, int height, const uint8_t *extradata,
+                           size_t extradata_size) {
+    AVCodecParameters *par = stream->codecpar;
+    par->codec_type = AVMEDIA_TYPE_VIDEO;
+    par->codec_id = AV_CODEC_ID_H264;
+    par->width = width;
+    par->height = height;
+    par->extradata = av_mallocz(extradata_size + AV_INPUT_BUFFER_PADDING_SIZE);
+    if (!par->extradata) return AVERROR(ENOMEM);
+    memcpy(par->extradata, extradata, extradata_size);
+    par->extradata_size = (int)extradata_size;
+    return 0;
+}
 
 struct sl_av_muxer {
     AVFormatContext *fmt;
@@ -352,15 +369,7 @@ sl_av_muxer *sl_av_muxer_open(const char *url, const char *format, int width, in
     m->stream = avformat_new_stream(m->fmt, NULL);
     m->packet = av_packet_alloc();
     if (!m->stream || !m->packet) { status = AVERROR(ENOMEM); goto failed; }
-    AVCodecParameters *par = m->stream->codecpar;
-    par->codec_type = AVMEDIA_TYPE_VIDEO;
-    par->codec_id = AV_CODEC_ID_H264;
-    par->width = width;
-    par->height = height;
-    par->extradata = av_mallocz(extradata_size + AV_INPUT_BUFFER_PADDING_SIZE);
-    if (!par->extradata) { status = AVERROR(ENOMEM); goto failed; }
-    memcpy(par->extradata, extradata, extradata_size);
-    par->extradata_size = (int)extradata_size;
+    if ((status = set_h264_stream(m->stream, width, height, extradata, extradata_size)) < 0) goto failed;
     m->stream->time_base = (AVRational){1, 1000};
     if (strcmp(format, "rtsp") == 0) av_dict_set(&options, "rtsp_transport", "tcp", 0);
     step = "reading the muxer options";
@@ -491,15 +500,7 @@ sl_av_fragmenter *sl_av_fragmenter_open(int width, int height, const uint8_t *ex
     f->io->seekable = 0;
     f->fmt->pb = f->io;
     f->fmt->flags |= AVFMT_FLAG_CUSTOM_IO;
-    AVCodecParameters *par = f->stream->codecpar;
-    par->codec_type = AVMEDIA_TYPE_VIDEO;
-    par->codec_id = AV_CODEC_ID_H264;
-    par->width = width;
-    par->height = height;
-    par->extradata = av_mallocz(extradata_size + AV_INPUT_BUFFER_PADDING_SIZE);
-    if (!par->extradata) { status = AVERROR(ENOMEM); goto failed; }
-    memcpy(par->extradata, extradata, extradata_size);
-    par->extradata_size = (int)extradata_size;
+    if ((status = set_h264_stream(f->stream, width, height, extradata, extradata_size)) < 0) goto failed;
     f->stream->time_base = (AVRational){1, timescale};
     av_dict_set(&options, "movflags", "empty_moov+default_base_moof+frag_custom", 0);
     av_dict_set_int(&options, "video_track_timescale", timescale, 0);
