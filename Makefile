@@ -6,7 +6,7 @@ SWIFT_FLAGS := -c release -Xswiftc -enable-testing
 BIN := $(CURDIR)/.build/release/sightline
 PORT ?= 8080
 
-.PHONY: setup setup-tests build demo test test-swift test-web test-e2e test-browser test-perf tsan bench loadtest fuzz models install clean
+.PHONY: setup setup-tests build demo test test-layers test-swift test-web test-e2e test-browser test-perf tsan bench loadtest fuzz models install clean
 
 ## What the server builds with (make demo); setup-tests adds what the tests talk to (make test).
 setup:
@@ -24,7 +24,11 @@ demo: setup build
 
 ## Runs every test: Swift unit tests, web geometry tests, end-to-end and browser tests.
 test: setup-tests build
-	$(MAKE) --no-print-directory test-swift test-web test-e2e test-browser
+	$(MAKE) --no-print-directory test-layers test-swift test-web test-e2e test-browser
+
+## Fails when a Swift file imports a layer its target must not (HTTP knows nothing of frames, ...).
+test-layers:
+	python3 scripts/check-layers.py
 
 test-swift:
 	swift test $(SWIFT_FLAGS)

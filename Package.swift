@@ -82,10 +82,14 @@ let package = Package(
         // support everything uses (clock, threads, files); vision (images,
         // template matching, faces) on top of it; the pipeline (capture,
         // stages, sinks, H.264, stats) on top of those; the HTTP/WebSocket
-        // server (with auth and TLS) on top of the pipeline; events, their
-        // clips, recordings and MQTT on top of the server (their APIs are
-        // routes); and the core (relays, templates' API, the config, the
-        // cameras' assembly and their API) on top of them all.
+        // server (requests, answers, connections, auth and TLS), which knows
+        // nothing of frames, on support alone; streaming (the cameras' feeds
+        // to `/ws` and MJPEG viewers, the H.264 and MSE viewers' pacing) joins
+        // the pipeline to the server; events, their clips, recordings and MQTT
+        // on the pipeline; and the core (the routes with the events' and
+        // recordings' APIs, relays, templates' API, the config, the cameras'
+        // assembly and their API) on top of them all.
+        // scripts/check-layers.py fails `make test` when a file imports a layer its target must not.
         .target(
             name: "SightlineSupport",
             dependencies: ["CMalloc"],
@@ -111,7 +115,15 @@ let package = Package(
         .target(
             name: "SightlineHTTP",
             dependencies: [
-                "SightlineSupport", "SightlineVision", "SightlinePipeline", "CSightlineLWS", "CSightlineTLS", "CZlib",
+                "SightlineSupport", "CSightlineLWS", "CSightlineTLS", "CZlib",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .target(
+            name: "SightlineStreaming",
+            dependencies: [
+                "SightlineSupport", "SightlineVision", "SightlinePipeline", "SightlineHTTP",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
@@ -127,7 +139,7 @@ let package = Package(
         .target(
             name: "SightlineCore",
             dependencies: [
-                "SightlineSupport", "SightlineVision", "SightlinePipeline", "SightlineHTTP", "SightlineEvents",
+                "SightlineSupport", "SightlineVision", "SightlinePipeline", "SightlineHTTP", "SightlineStreaming", "SightlineEvents",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ],
@@ -136,7 +148,7 @@ let package = Package(
         .executableTarget(
             name: "sightline",
             dependencies: [
-                "SightlineCore", "SightlineEvents", "SightlineHTTP", "SightlinePipeline", "SightlineVision", "SightlineSupport",
+                "SightlineCore", "SightlineEvents", "SightlineStreaming", "SightlineHTTP", "SightlinePipeline", "SightlineVision", "SightlineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -144,7 +156,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SightlineCoreTests",
-            dependencies: ["SightlineCore", "SightlineEvents", "SightlineHTTP", "SightlinePipeline", "SightlineVision", "SightlineSupport", "CZlib"],
+            dependencies: ["SightlineCore", "SightlineEvents", "SightlineStreaming", "SightlineHTTP", "SightlinePipeline", "SightlineVision", "SightlineSupport", "CZlib"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]
@@ -156,7 +168,7 @@ if ProcessInfo.processInfo.environment["SIGHTLINE_FUZZ"] != nil {
     for name in ["FuzzRouting", "FuzzUpload", "FuzzForms"] {
         package.targets.append(.executableTarget(
             name: name,
-            dependencies: ["SightlineCore", "SightlineEvents", "SightlineHTTP", "SightlinePipeline", "SightlineVision", "SightlineSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SightlineCore", "SightlineEvents", "SightlineStreaming", "SightlineHTTP", "SightlinePipeline", "SightlineVision", "SightlineSupport", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Fuzz/\(name)",
             swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-parse-as-library"])]
         ))

@@ -1,4 +1,6 @@
 import Testing
+@testable import SightlineSupport
+@testable import SightlineStreaming
 @testable import SightlineCore
 
 @Suite struct ConfigTests {

@@ -1,4 +1,5 @@
 import Testing
+@testable import SightlineStreaming
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
@@ -55,7 +56,7 @@ import Testing
         stats.clients(.webSocket, change: 1)
         stats.clients(.webSocket, change: 1)
         stats.clients(.mjpeg, change: 1)
-        let text = PrometheusText.render(stats: stats.snapshot(),
+        let text = PrometheusText.render(stats: stats.snapshot(), server: ServerStats.Snapshot(),
                                          status: SourceStatus(spec: "demo", name: "demo", state: .live),
                                          templates: 1, uptime: 3.5,
                                          sinks: ["stream": SinkCounts(delivered: 4, consumed: 4, skipped: 1)])

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
+@testable import SightlineStreaming
 @testable import SightlineCore
 @testable import SightlineSupport
 @testable import SightlineVision
@@ -202,8 +203,9 @@ final class StuckConsumer: FrameConsumer {
         options.port = 0
         options.clock = clock
         let auth = AuthGuard.testing()
-        let server = StreamServer(options: options, frames: LatestFrameSlot(), stats: PipelineStats(),
-                                  logger: Logger(label: "test"),
+        let streams = CameraStreams(cameras: [CameraFeed(name: "camera", frames: LatestFrameSlot(), stats: PipelineStats())],
+                                    logger: Logger(label: "test"))
+        let server = StreamServer(options: options, streams: streams, logger: Logger(label: "test"),
                                   router: Router(routes: [], authorize: { auth.refusal(for: $0, needs: $1) }))
         try server.start()
         server.wake()

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 import SightlineHTTP
+import SightlineStreaming
 import SightlinePipeline
 import SightlineVision
 import SightlineSupport
@@ -39,6 +40,8 @@ final class CameraRegistry: Sendable {
     /// The config's cameras' sources, by name (the roster keeps a switched one with the config's).
     private let configured: [ServeSettings]
     private let server: StreamServer
+    /// What the server streams of each camera (`/ws`, MJPEG).
+    private let streams: CameraStreams
     private let auth: AuthGuard
     private let staticFiles: StaticFiles
     private let sharing: FaceSharing
@@ -48,13 +51,14 @@ final class CameraRegistry: Sendable {
     private let environment: [String: String]
 
     /// `units`: made from `roster.resolve(top:)`, not started; `roster`: the resolved roster (saved).
-    init(top: ServeSettings, units: [CameraUnit], roster: CameraRoster, server: StreamServer, auth: AuthGuard,
+    init(top: ServeSettings, units: [CameraUnit], roster: CameraRoster, server: StreamServer, streams: CameraStreams, auth: AuthGuard,
          staticFiles: StaticFiles, sharing: FaceSharing, connections: MQTTConnections, startedAt: UInt64, logger: Logger,
          environment: [String: String]) throws {
         self.top = top
         configured = try top.cameraSettings()
         changes = Locked(Changes(roster: roster))
         self.server = server
+        self.streams = streams
         self.auth = auth
         self.staticFiles = staticFiles
         self.sharing = sharing
@@ -192,7 +196,7 @@ final class CameraRegistry: Sendable {
                 return .error(422, "cannot start the camera", detail: "\(error)")
             }
             state.roster = roster
-            server.addCamera(unit.feed)
+            streams.add(unit.feed)
             let made = Entry(unit: unit, parts: routeParts(unit))
             entries.withLock { $0.append(made) }
             publishRoutes()
@@ -240,7 +244,8 @@ final class CameraRegistry: Sendable {
             let unit = now[index].unit
             entries.withLock { $0.removeAll { $0.unit === unit } }
             publishRoutes()
-            server.removeCamera(named: name)
+            // Its viewers are closed at the server's next wake-up, now.
+            if streams.remove(named: name) { server.wake() }
             unit.stop()
             // Off the shared connection: its last events go out, its retained counts,
             // snapshots and discovery configs are cleared (a camera that is gone shows nothing).
@@ -339,7 +344,7 @@ final class CameraRegistry: Sendable {
         let eventAPI = events?.api(namer: Self.eventNamer(events, camera, settings, logger), recordings: recordings)
         return Routes.Parts(
             state: { SightlineServer.state(camera: camera, startedAt: startedAt, parts: parts) },
-            metrics: { SightlineServer.metrics(camera: unit, startedAt: startedAt) },
+            metrics: { [server] in SightlineServer.metrics(camera: unit, startedAt: startedAt, server: server.stats.snapshot()) },
             latestFrame: { stream.slot.latest },
             staticFiles: staticFiles,
             templates: templates, sources: sources, faces: camera.faceService.map { FaceAPI(service: $0) },

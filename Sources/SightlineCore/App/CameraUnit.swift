@@ -4,6 +4,7 @@ import SightlineVision
 import SightlineSupport
 import SightlinePipeline
 import SightlineHTTP
+import SightlineStreaming
 import SightlineEvents
 
 /// One camera of the server and everything that serves only it: its graph

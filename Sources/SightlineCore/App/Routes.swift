@@ -1,6 +1,7 @@
 import Foundation
 import SightlinePipeline
 import SightlineHTTP
+import SightlineStreaming
 import SightlineEvents
 
 /// The whole route table in one place: every endpoint, who may call it and
@@ -185,6 +186,6 @@ enum Routes {
     static func stream(_ request: HTTPRequest) -> HTTPResponse {
         HTTPResponse(status: 200, contentType: MJPEG.contentType,
                      headers: [("cache-control:", "no-store"), ("pragma:", "no-cache")],
-                     body: .mjpegStream(JPEGSize(query: request.query)))
+                     body: .stream(JPEGSize(query: request.query)))
     }
 }

@@ -4,6 +4,7 @@ import SightlineVision
 import SightlineSupport
 import SightlinePipeline
 import SightlineHTTP
+import SightlineStreaming
 import SightlineEvents
 
 /// The running server: its cameras (`CameraUnit`, one per configured
@@ -87,10 +88,10 @@ public final class SightlineServer: Sendable {
         let tls = try Self.tlsFiles(settings: settings, logger: logger)
         let auth = AuthGuard(tokens: tokens, sessions: SessionStore(lifetime: settings.sessionMinutes * 60),
                              policy: AccessPolicy(settings: settings))
-        let server = Self.makeServer(settings: settings, cameras: cameras, auth: auth, tls: tls, logger: logger)
+        let (server, streams) = Self.makeServer(settings: settings, cameras: cameras, auth: auth, tls: tls, logger: logger)
         self.server = server
         // Hands the server its route table (the cameras' and the admin routes) before it starts.
-        registry = try CameraRegistry(top: settings, units: cameras, roster: resolved.roster, server: server, auth: auth,
+        registry = try CameraRegistry(top: settings, units: cameras, roster: resolved.roster, server: server, streams: streams, auth: auth,
                                       staticFiles: StaticFiles(root: ResourceLocator.locate(settings.webRoot)),
                                       sharing: sharing, connections: connections, startedAt: startedAt, logger: logger, environment: environment)
         for camera in cameras { camera.connect(to: server) }
@@ -123,14 +124,6 @@ public final class SightlineServer: Sendable {
         server.stop()
     }
 
-    public func state() -> ServerState {
-        Self.state(camera: cameras[0].graph, startedAt: startedAt, parts: cameras[0].parts)
-    }
-
-    public func metricsText() -> String {
-        Self.metrics(camera: cameras[0], startedAt: startedAt)
-    }
-
     // MARK: - Assembly of the HTTP side
 
     static func state(camera: CameraGraph, startedAt: UInt64, parts: CameraUnit.StateParts) -> ServerState {
@@ -145,14 +138,14 @@ public final class SightlineServer: Sendable {
         return state
     }
 
-    static func metrics(camera unit: CameraUnit, startedAt: UInt64) -> String {
+    static func metrics(camera unit: CameraUnit, startedAt: UInt64, server: ServerStats.Snapshot) -> String {
         let camera = unit.graph
         let parts = unit.parts
         let events = unit.events
         let snapshot = camera.stats.snapshot()
         let video = parts.video
         let publishers = parts.publishers
-        return PrometheusText.render(stats: snapshot, status: camera.capture.status,
+        return PrometheusText.render(stats: snapshot, server: server, status: camera.capture.status,
                                      templates: camera.templates.all.count, uptime: uptime(since: startedAt),
                                      sinks: camera.sinkCounts)
             + PrometheusText.render(video: video.stats.snapshot(feed: video.feed, webSocketClients: snapshot.webSocketClients),
@@ -191,20 +184,25 @@ public final class SightlineServer: Sendable {
         server.reloadCertificate()
     }
 
-    /// The libwebsockets server streaming `cameras`; its route table comes from the `CameraRegistry`.
+    /// The libwebsockets server streaming `cameras` (through the streams returned with it);
+    /// its route table comes from the `CameraRegistry`.
     private static func makeServer(settings: ServeSettings, cameras: [CameraUnit], auth: AuthGuard, tls: TLSFiles?,
-                                   logger: Logger) -> StreamServer {
+                                   logger: Logger) -> (StreamServer, CameraStreams) {
+        var streaming = CameraStreams.Options()
+        streaming.videoMaxLagSeconds = settings.video.maxLagSeconds
+        streaming.videoLowAvailable = settings.video.lowEnabled
+        let streams = CameraStreams(cameras: cameras.map(\.feed), options: streaming, logger: logger)
         var options = StreamServer.Options()
         options.host = settings.host
         options.port = settings.port
         options.tls = tls
-        options.videoMaxLagSeconds = settings.video.maxLagSeconds
-        options.videoLowAvailable = settings.video.lowEnabled
+        // An uploaded image is taken whole whatever its Content-Type says.
+        options.isWholeFile = { ImageUpload.format(of: $0) != nil }
         // Checked when the settings were read.
         options.trustedProxies = (try? TrustedProxies(settings.trustedProxies)) ?? TrustedProxies()
         // Until the registry hands it the real table (before `start`): nothing but 503.
         let placeholder = Router(routes: [], authorize: { _, _ in nil },
                                  fallback: { _ in .error(503, "starting", detail: "the server is starting") })
-        return StreamServer(options: options, cameras: cameras.map(\.feed), logger: logger, router: placeholder, access: auth)
+        return (StreamServer(options: options, streams: streams, logger: logger, router: placeholder, access: auth), streams)
     }
 }

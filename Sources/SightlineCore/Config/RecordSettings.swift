@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import SightlinePipeline
 import SightlineEvents
 

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import Yams
 import SightlineVision
 import SightlinePipeline

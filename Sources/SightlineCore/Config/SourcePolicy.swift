@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import Glibc
 import SightlinePipeline
 

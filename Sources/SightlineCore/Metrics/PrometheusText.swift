@@ -9,7 +9,7 @@ import SightlineEvents
 public enum PrometheusText {
     public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
-    public static func render(stats: PipelineStats.Snapshot, status: SourceStatus,
+    public static func render(stats: PipelineStats.Snapshot, server: ServerStats.Snapshot, status: SourceStatus,
                               templates: Int, uptime: Double,
                               sinks: [String: SinkCounts] = [:]) -> String {
         var out = ""
@@ -46,13 +46,13 @@ public enum PrometheusText {
         }
         metric("sightline_connections_refused_total", "counter",
                "Connections closed at once because their address had too many that had not finished their headers.",
-               [("", Double(stats.connectionsRefused))])
+               [("", Double(server.connectionsRefused))])
         metric("sightline_connections_evicted_total", "counter",
                "Connections that had not finished their headers, shut down oldest first to make room for new ones.",
-               [("", Double(stats.connectionsEvicted))])
+               [("", Double(server.connectionsEvicted))])
         metric("sightline_requests_stalled_headers_total", "counter",
                "Requests answered 400 because their headers stopped coming after the request line.",
-               [("", Double(stats.headersStalled))])
+               [("", Double(server.headersStalled))])
         metric("sightline_storage_write_failures_total", "counter",
                "Writes to the data directory that failed (a full disk, permissions), by what they were for.",
                StorageArea.allCases.map { ("{area=\"\($0.rawValue)\"}", Double(stats.storageWriteFailures[$0] ?? 0)) })

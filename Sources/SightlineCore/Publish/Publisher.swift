@@ -5,6 +5,7 @@ import SightlineVision
 import SightlineSupport
 import SightlinePipeline
 import SightlineHTTP
+import SightlineStreaming
 
 /// What `/api/state` and `/metrics` say about one publish target.
 public struct PublishStatus: Codable, Sendable, Equatable {

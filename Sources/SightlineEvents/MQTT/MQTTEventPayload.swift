@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import SightlineVision
 import SightlinePipeline
 import SightlineHTTP

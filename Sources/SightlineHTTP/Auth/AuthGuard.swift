@@ -1,8 +1,6 @@
 import Foundation
 import Synchronization
-import SightlineVision
 import SightlineSupport
-import SightlinePipeline
 
 /// Who may make a call: finds the caller's credential (a Bearer token, HTTP
 /// Basic with the token as the password, or the page's session cookie),

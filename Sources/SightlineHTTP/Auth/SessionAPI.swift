@@ -1,5 +1,4 @@
 import Foundation
-import SightlineVision
 
 /// Signing the browser page in and out:
 /// - `POST /api/session` `{"token": "..."}`: a session cookie for that

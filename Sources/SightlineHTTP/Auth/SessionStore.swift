@@ -1,6 +1,5 @@
 import Foundation
 import Synchronization
-import SightlineVision
 import SightlineSupport
 
 /// Sign-in sessions for the browser page, which cannot put headers on a

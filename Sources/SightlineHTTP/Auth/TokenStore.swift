@@ -1,8 +1,6 @@
 import Foundation
 import Synchronization
-import SightlineVision
 import SightlineSupport
-import SightlinePipeline
 
 /// The named tokens that may use the server, each with a role, kept hashed
 /// (SHA-256) in `<data-dir>/tokens.json` (mode 0600). Tokens are 256 random

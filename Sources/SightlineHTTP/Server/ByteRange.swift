@@ -1,6 +1,5 @@
 import Foundation
 import SightlineSupport
-import SightlinePipeline
 
 /// One `Range: bytes=...` request header against a body of `size` bytes
 /// (RFC 9110 §14): `bytes=0-99`, `bytes=500-`, `bytes=-500`.

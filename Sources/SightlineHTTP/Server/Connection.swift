@@ -1,10 +1,10 @@
 import Foundation
-import SightlinePipeline
 
 /// What the server remembers about one connection. Owned by the lws
 /// service thread (`ConnectionTable`); never touched elsewhere.
 final class Connection {
-    enum Role { case http, webSocket, mjpeg }
+    /// `bodyStream`: an HTTP answer that never ends (an MJPEG stream).
+    enum Role { case http, webSocket, bodyStream }
 
     var role: Role
     /// Unique for the server's life, so a worker's answer never reaches
@@ -27,11 +27,11 @@ final class Connection {
     var corsHeaders: [(String, String)] = []
     /// The Host the request came by (for the page's Content-Security-Policy).
     var requestHost = ""
-    /// The path of the request whose answer is being written (an MJPEG
-    /// stream's tells which camera it streams).
+    /// The path of the request whose answer is being written (an endless
+    /// answer's tells its `StreamProvider` what it streams).
     var requestPath = ""
-    /// A stream's camera (`/ws`, `/stream.mjpg`: the first; `/cam/NAME/...`: NAME).
-    var camera: CameraFeed?
+    /// A stream's sender (`/ws`, an MJPEG answer), from the `StreamProvider`.
+    var session: (any StreamSession)?
     /// The credential the current request presented (kept if it becomes a stream).
     var streamCredential: Credential?
     /// A stream's credential; when it is revoked the stream is closed.
@@ -40,8 +40,6 @@ final class Connection {
     /// checked against the token store (`MonotonicClock.nanos`; see `RevocationNotice`).
     var credentialCheckedNanos: UInt64 = 0
     var revoked = false
-    /// Its camera was removed at runtime: the stream ends on its next writeable callback.
-    var cameraRemoved = false
     /// The HTTP response body being written, and how far.
     var responseBody = Data()
     var responseOffset = 0
@@ -53,24 +51,6 @@ final class Connection {
     /// headers were in (RequestReader.arrivedHeaderBytes measures the next from it).
     var receivedThroughHeaders = 0
 
-    /// Index of the last frame this client was sent (see EncodedFrame.index).
-    var lastFrameIndex: UInt64 = 0
-    /// Every frame up to this index was either sent to this client or
-    /// counted as skipped for it.
-    var accountedThrough: UInt64 = 0
-    /// WebSocket: the frame whose JSON went out and whose JPEG is due next.
-    var pendingBinary: EncodedFrame?
-    /// WebSocket `?video=h264`: its place in the video feed (nil: JPEG).
-    var video: H264Viewer?
-    /// WebSocket `?video=fmp4`: its muxer (nil: Annex B units, or JPEG).
-    var fragmenter: FMP4Fragmenter?
-    /// `?video=fmp4`: messages due before the next step (an init segment's
-    /// notice and bytes, a frame's JSON), then the fragment of that frame.
-    var fmp4Queue: [(data: Data, binary: Bool)] = []
-    var fmp4Fragment = Data()
-    /// A JPEG stream (`/ws` JPEG, `/stream.mjpg`): the size it takes, counted
-    /// in its camera's `JPEGViewers` until it closes (nil: none).
-    var jpegSize: JPEGSize?
     /// WebSocket: bytes of the incoming message so far.
     var incomingMessageBytes = 0
 

@@ -1,8 +1,6 @@
 import CSightlineLWS
 import Foundation
-import SightlineVision
 import SightlineSupport
-import SightlinePipeline
 
 /// Which new connections get in, so idle sockets cannot take the header
 /// buffers everyone needs: a connection counts as unfinished from its
@@ -19,14 +17,14 @@ final class ConnectionAdmission {
     private let maxUnfinished: Int
     private let trustedProxies: TrustedProxies
     private let refusal: [UInt8]
-    private let stats: PipelineStats
+    private let stats: ServerStats
     /// Connections that have not finished their headers: address and admission order by socket, and count by address.
     private var unfinished: [Int32: (address: String, order: UInt64)] = [:]
     private var unfinishedCount: [String: Int] = [:]
     private var admissions: UInt64 = 0
 
     init(maxUnfinishedPerAddress: Int, maxUnfinished: Int, trustedProxies: TrustedProxies = TrustedProxies(),
-         stats: PipelineStats) {
+         stats: ServerStats) {
         self.maxUnfinishedPerAddress = maxUnfinishedPerAddress
         self.maxUnfinished = maxUnfinished
         self.trustedProxies = trustedProxies

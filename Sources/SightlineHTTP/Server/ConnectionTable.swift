@@ -1,5 +1,4 @@
 import Foundation
-import SightlinePipeline
 
 /// Every open connection the server tracks, by lws handle and (HTTP) by id,
 /// and what a WebSocket asked for between its upgrade and ESTABLISHED.
@@ -11,12 +10,8 @@ final class ConnectionTable {
         /// Its credential (the stream ends if it is revoked) and when it was checked (`MonotonicClock.nanos`).
         var credential: Credential?
         var credentialCheckedNanos: UInt64 = 0
-        /// `?video=`.
-        var format: StreamFormat = .jpeg
-        /// `?full=1`: JPEGs of the full picture.
-        var jpegSize = JPEGSize.stream
-        /// The camera its path names (nil: the first's).
-        var camera: CameraFeed?
+        /// Makes its sender once it is ESTABLISHED (the `StreamProvider`'s).
+        var open: StreamOpener
     }
 
     private var connections: [OpaquePointer: Connection] = [:]

@@ -1,6 +1,5 @@
 import Foundation
 import SightlineSupport
-import SightlinePipeline
 
 extension HTTPResponse {
     /// One answer reads at most this much of a file; a longer range gets its

@@ -1,8 +1,6 @@
 import CSightlineLWS
 import Foundation
-import SightlineVision
 import SightlineSupport
-import SightlinePipeline
 
 /// Parses a multipart/form-data body as it arrives,
 /// with libwebsockets' own parser, `lws_spa`: named fields are kept (up to

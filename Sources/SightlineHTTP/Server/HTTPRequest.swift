@@ -1,6 +1,4 @@
 import Foundation
-import SightlineVision
-import SightlinePipeline
 
 /// An HTTP request as the router sees it: method, path (still
 /// percent-encoded), the route's decoded path parameters, the query, every

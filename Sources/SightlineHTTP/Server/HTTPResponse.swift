@@ -1,13 +1,13 @@
 import Foundation
-import SightlineVision
-import SightlinePipeline
 
-/// What a route answers: a whole body, or the start of an MJPEG stream.
+/// What a route answers: a whole body, or the start of one that never ends (an MJPEG stream).
 public struct HTTPResponse: Sendable {
     public enum Body: Sendable {
         case data(Data)
-        /// multipart/x-mixed-replace JPEG parts at this size for as long as the client reads.
-        case mjpegStream(JPEGSize)
+        /// A body that goes on for as long as the client reads, written by the
+        /// server's `StreamProvider` (`bodyStream`), which reads `what` (for
+        /// example an MJPEG stream's picture size).
+        case stream(any Sendable)
     }
 
     public var status: Int

@@ -1,6 +1,5 @@
 import CSightlineLWS
 import Foundation
-import SightlineVision
 import SightlineSupport
 
 /// What libwebsockets parsed of a request, read out of it: the method, the

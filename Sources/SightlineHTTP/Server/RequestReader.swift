@@ -1,9 +1,7 @@
 import CSightlineLWS
 import Foundation
 import Logging
-import SightlineVision
 import SightlineSupport
-import SightlinePipeline
 
 /// Takes requests in: checks a request's headers (Host, sizes, body
 /// framing, credentials before the body), collects its body (forms through
@@ -28,18 +26,16 @@ final class RequestReader {
     private let inbox: ServiceInbox
     /// Host, Origin and credential checks that come before routing (nil: none).
     private let access: AuthGuard?
-    private let stats: PipelineStats
+    private let stats: ServerStats
     private let logger: Logger
-    /// Whether `/ws?video=h264` can be served.
-    private let h264Available: Bool
-    /// Which camera a WebSocket's path streams.
-    private let cameras: CameraFeeds
+    /// What a WebSocket's upgrade gets.
+    private let streams: any StreamProvider
     /// The port the context is bound to (set before the service thread starts; for the Host check).
     var boundPort = 0
 
     init(options: StreamServer.Options, table: ConnectionTable, writer: ResponseWriter, admission: ConnectionAdmission,
-         routes: RouteTable, worker: RequestWorker, inbox: ServiceInbox, access: AuthGuard?, stats: PipelineStats,
-         logger: Logger, h264Available: Bool, cameras: CameraFeeds) {
+         routes: RouteTable, worker: RequestWorker, inbox: ServiceInbox, access: AuthGuard?, stats: ServerStats,
+         logger: Logger, streams: any StreamProvider) {
         self.options = options
         self.table = table
         self.writer = writer
@@ -50,8 +46,7 @@ final class RequestReader {
         self.access = access
         self.stats = stats
         self.logger = logger
-        self.h264Available = h264Available
-        self.cameras = cameras
+        self.streams = streams
     }
 
     // MARK: - HTTP
@@ -173,9 +168,9 @@ final class RequestReader {
                 return writer.respond(wsi, connection, .error(400, "request with a body sent before the previous answer",
                                                               detail: "send a request with a body once the answers before it have come (no pipelining)"))
             }
-            // A PNG or JPEG is an image whatever its Content-Type says (curl's
+            // A file the server takes whole (an image) is one whatever its Content-Type says (curl's
             // --data-binary labels a file application/x-www-form-urlencoded).
-            if connection.form != nil, ImageUpload.format(of: Data(first.prefix(8))) != nil { connection.form = nil }
+            if connection.form != nil, options.isWholeFile(Data(first.prefix(8))) { connection.form = nil }
         }
         if let form = connection.form {
             if let problem = form.feed(input, length) {
@@ -342,20 +337,15 @@ final class RequestReader {
                 return ResponseWriter.writeWholeBeforeClosing(wsi, refusal) ? 1 : -1
             }
         }
-        guard let camera = cameras.feed(forPath: request.path), camera.path == "/ws" else {
-            let missing = HTTPResponse.error(404, "no such camera", detail: "\(request.path) streams no camera; see /api/cameras")
-            return ResponseWriter.writeWholeBeforeClosing(wsi, missing) ? 1 : -1
-        }
-        var upgrade = ConnectionTable.Upgrade()
-        upgrade.camera = camera.feed
-        switch StreamFormat.parse(request.query, h264Available: h264Available, lowAvailable: options.videoLowAvailable) {
+        let open: StreamOpener
+        switch streams.webSocket(for: request) {
         case .failure(let refused):
             return ResponseWriter.writeWholeBeforeClosing(wsi, refused.response) ? 1 : -1
-        case .success(let format):
-            upgrade.format = format
+        case .success(let opener):
+            open = opener
         }
-        upgrade.jpegSize = JPEGSize(query: request.query)
-        // The stream ends if this credential is revoked (see FrameFanOut.endRevokedStreams).
+        var upgrade = ConnectionTable.Upgrade(open: open)
+        // The stream ends if this credential is revoked (see CallbackDispatch.endRevokedStreams).
         upgrade.credential = access?.credential(for: request).credential
         upgrade.credentialCheckedNanos = MonotonicClock.nanos()
         table.upgrades[wsi] = upgrade

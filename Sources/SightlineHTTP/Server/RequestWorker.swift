@@ -1,8 +1,6 @@
 import Foundation
 import Synchronization
-import SightlineVision
 import SightlineSupport
-import SightlinePipeline
 
 /// Runs the slow HTTP handlers (decode, encode, training, disk, device
 /// probes) off the libwebsockets service thread, one at a time, from a

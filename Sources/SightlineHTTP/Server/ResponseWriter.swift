@@ -1,38 +1,36 @@
 import CSightlineLWS
 import Foundation
-import SightlineVision
-import SightlinePipeline
 
 /// Writes HTTP answers: the head (with the security and CORS headers), a
 /// short body at once or a long one `chunkBytes` per writeable callback,
 /// then ends the exchange (close, or wait for the next request on a
-/// kept-alive connection). An MJPEG answer's head goes out here and the
-/// stream goes to `FrameFanOut`.
+/// kept-alive connection). An endless answer's head goes out here and its
+/// body is the `StreamProvider`'s session's.
 ///
 /// Service thread only (owned by `CallbackDispatch`).
 final class ResponseWriter {
     private let chunkBytes: Int
-    private let fanOut: FrameFanOut
+    private let streams: any StreamProvider
 
-    init(chunkBytes: Int, fanOut: FrameFanOut) {
+    init(chunkBytes: Int, streams: any StreamProvider) {
         self.chunkBytes = chunkBytes
-        self.fanOut = fanOut
+        self.streams = streams
     }
 
     /// Service thread: writes an answer's head and starts its body (or the
-    /// MJPEG stream); the rest goes out on writeable callbacks.
+    /// endless stream); the rest goes out on writeable callbacks.
     func respond(_ wsi: OpaquePointer, _ connection: Connection, _ answer: HTTPResponse) -> Int32 {
         var response = answer
         response.headers += Self.securityHeaders(host: connection.requestHost) + connection.corsHeaders
         switch response.body {
-        case .mjpegStream where connection.headOnly:
+        case .stream where connection.headOnly:
             // A HEAD of a stream: its head, then the connection closes (a stream has no length).
             connection.closeAfterResponse = true
             guard Self.writeHead(wsi, response.status, response.contentType, -1, response.headers) else { return -1 }
             return finishExchange(wsi, connection)
-        case .mjpegStream(let size):
+        case .stream(let what):
             guard Self.writeHead(wsi, response.status, response.contentType, -1, response.headers) else { return -1 }
-            fanOut.startMJPEG(wsi, connection, size: size)
+            startBodyStream(wsi, connection, what)
             return 0
         case .data(let body):
             var headers = response.headers
@@ -53,6 +51,19 @@ final class ResponseWriter {
             lws_callback_on_writable(wsi)
             return 0
         }
+    }
+
+    /// Service thread: an endless answer's head is out; the connection is a
+    /// stream from now on, under the credential its request presented, and
+    /// its body is the provider's session's.
+    private func startBodyStream(_ wsi: OpaquePointer, _ connection: Connection, _ what: any Sendable) {
+        connection.role = .bodyStream
+        connection.credential = connection.streamCredential
+        let socket = StreamSocket(wsi: wsi, id: connection.id, kind: .httpBody)
+        connection.session = streams.bodyStream(what, path: connection.requestPath)(socket)
+        // lws would not notice the client leave (see DepartureWatch).
+        DepartureWatch.start(wsi)
+        socket.askWriteable()
     }
 
     /// Service thread: the next `chunkBytes` of an answer's body.

@@ -1,8 +1,6 @@
 import Foundation
 import Synchronization
-import SightlineVision
 import SightlineSupport
-import SightlinePipeline
 
 /// What the revocation watch found when the token store's revocation count
 /// changed: every credential still valid, and when it began to look. The

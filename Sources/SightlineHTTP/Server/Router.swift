@@ -1,6 +1,5 @@
 import Foundation
 import SightlineSupport
-import SightlinePipeline
 import Synchronization
 
 /// Who may call a route.

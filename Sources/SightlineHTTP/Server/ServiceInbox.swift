@@ -4,7 +4,7 @@ import Synchronization
 
 /// What other threads hand the service thread, each followed by a wake-up:
 /// the request worker's answers, a certificate reload asked for, the
-/// revocation watch's newest finding, and cameras removed at runtime. The service thread takes it all on
+/// revocation watch's newest finding. The service thread takes it all on
 /// LWS_CALLBACK_EVENT_WAIT_CANCELLED (see `CallbackDispatch`).
 ///
 /// Threads: posted from any thread, taken on the service thread; the mail
@@ -17,8 +17,6 @@ final class ServiceInbox: Sendable {
         var reloadCertificate = false
         /// The newest credential check (a newer one supersedes an older one: it is the whole valid set, later).
         var revocation: RevocationNotice?
-        /// Cameras removed at runtime, whose streams end.
-        var removedCameras: [CameraFeed] = []
     }
 
     private let mail = Locked(Mail())
@@ -43,12 +41,6 @@ final class ServiceInbox: Sendable {
     /// Any thread (the revocation watch's).
     func post(_ notice: RevocationNotice) {
         mail.withLock { $0.revocation = notice }
-        loop.wake()
-    }
-
-    /// Any thread: `feed`'s camera was removed; its viewers are closed.
-    func post(removed feed: CameraFeed) {
-        mail.withLock { $0.removedCameras.append(feed) }
         loop.wake()
     }
 

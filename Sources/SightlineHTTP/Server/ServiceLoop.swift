@@ -2,9 +2,7 @@ import CSightlineLWS
 import Foundation
 import Logging
 import Synchronization
-import SightlineVision
 import SightlineSupport
-import SightlinePipeline
 
 /// The libwebsockets context and its service thread (`sightline.lws`), after
 /// libwebsockets' minimal-ws-server-threads: `start` makes the context and

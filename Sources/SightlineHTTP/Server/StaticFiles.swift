@@ -1,6 +1,5 @@
 import Foundation
 import SightlineSupport
-import SightlinePipeline
 
 /// Serves the client from the web root. A path that climbs out of the root
 /// (`..`, encoded or not) or resolves through a link to a file outside it

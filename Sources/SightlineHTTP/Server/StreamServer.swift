@@ -1,12 +1,13 @@
 import Foundation
 import Logging
 import Synchronization
-import SightlineVision
-import SightlinePipeline
 import SightlineSupport
 
-/// The libwebsockets server: static files, the JSON API, /ws, /stream.mjpg
-/// and /snapshot.jpg, all on one service thread. This type owns and wires
+/// The libwebsockets server: HTTP/1.1 requests through a `Router` (static
+/// files, the JSON API) and streams (WebSockets, endless answers) through a
+/// `StreamProvider`, all on one service thread. It knows requests, answers,
+/// connections, access and TLS; what a stream carries is the provider's.
+/// This type owns and wires
 /// the parts, each in its own file:
 ///
 /// - `ServiceLoop`: the lws context and its service thread (`sightline.lws`);
@@ -18,18 +19,18 @@ import SightlineSupport
 /// - `RequestReader` (with `RequestHeaders`): request intake, the
 ///   libwebsockets 4.1 workarounds, routing, the worker's answers.
 /// - `ResponseWriter`: answers' heads and bodies.
-/// - `FrameFanOut`: the newest frame to `/ws` and MJPEG viewers, skip
-///   accounting, ending revoked streams.
+/// - `StreamSession`s (one per stream, made by the `StreamProvider`): what
+///   each WebSocket viewer or endless answer is sent.
 /// - `ServiceInbox`: what other threads hand the service thread (worker
 ///   answers, a certificate reload, a revocation finding), then wake it.
 /// - `RevocationWatch`: asks the token store (tokens.json) for revocations on
 ///   its own thread (`sightline.revocations`), never the service thread.
 ///
-/// Threads (after libwebsockets' minimal-ws-server-threads): the pipeline
-/// publishes into `frames` under that slot's lock and calls `wake()`; the
-/// service thread answers LWS_CALLBACK_EVENT_WAIT_CANCELLED by asking each
-/// streaming client for a writeable callback, and sends it the newest frame
-/// when its socket can take it. HTTP requests go through the `Router`: quick
+/// Threads (after libwebsockets' minimal-ws-server-threads): a producer
+/// (a camera's pipeline) publishes under its own lock and calls `wake()`; the
+/// service thread answers LWS_CALLBACK_EVENT_WAIT_CANCELLED by telling each
+/// stream's session, which asks for a writeable callback when something is
+/// due and writes it when its socket can take it. HTTP requests go through the `Router`: quick
 /// routes answer on the service thread, slow ones run on the
 /// `RequestWorker`, whose answers come back through the inbox and the same
 /// wake-up.
@@ -73,22 +74,20 @@ public final class StreamServer: Sendable {
         /// job); lws's content timeout, which would close it after
         /// `requestTimeoutSeconds`, is replaced by this meanwhile.
         public var workerWaitSeconds = 120
-        /// H.264 viewers: moved ahead to a keyframe past this lag; whether the low rendition exists.
-        public var videoMaxLagSeconds = 0.5
-        public var videoLowAvailable = true
-        /// Bytes not yet sent that an H.264 viewer's socket may hold (TCP_NOTSENT_LOWAT):
-        /// beyond it the socket is not writeable, so a slow link's backlog stays
-        /// here, where the viewer can be moved ahead, not in the kernel.
-        public var videoSocketBacklogBytes: Int32 = 32 << 10
+        /// Whether a body that starts with these bytes (up to 8) is a file taken whole
+        /// even under a form's Content-Type (curl's --data-binary labels an image
+        /// application/x-www-form-urlencoded); the server's own routes decide what a file is.
+        public var isWholeFile: @Sendable (Data) -> Bool = { _ in false }
         /// The clock the service thread's wake-ups are timed by (`serviceResponsive`; tests drive a `ManualClock`).
         public var clock: any SightlineClock = .real
         public init() {}
     }
 
     public let options: Options
-    /// Every camera it streams, the first on `/ws` and `/stream.mjpg`.
-    private let cameras: CameraFeeds
-    private var stats: PipelineStats { cameras.first.stats }
+    /// What its streams carry.
+    private let streams: any StreamProvider
+    /// The server's own counts (refused connections, stalled headers).
+    public let stats = ServerStats()
     private let routes: RouteTable
     private let worker: RequestWorker
     /// Host, Origin and credential checks that come before routing (nil: none).
@@ -100,29 +99,18 @@ public final class StreamServer: Sendable {
     private let revocations: RevocationWatch?
     private let port = Atomic<Int>(0)
 
-    /// One camera's server.
-    public convenience init(options: Options, frames: LatestFrameSlot, stats: PipelineStats, logger: Logger, router: Router,
-                            worker: RequestWorker = RequestWorker(), access: AuthGuard? = nil,
-                            video: (feed: VideoFeed, stats: VideoStats)? = nil) {
-        self.init(options: options, cameras: [CameraFeed(name: "camera", frames: frames, stats: stats, video: video?.feed,
-                                                         videoStats: video?.stats)],
-                  logger: logger, router: router, worker: worker, access: access, readTokens: nil)
-    }
-
-    /// `cameras`: at least one; the first streams on `/ws` and `/stream.mjpg`, each on `/cam/NAME/`.
-    public convenience init(options: Options, cameras: [CameraFeed], logger: Logger, router: Router,
+    public convenience init(options: Options, streams: any StreamProvider, logger: Logger, router: Router,
                             worker: RequestWorker = RequestWorker(), access: AuthGuard? = nil) {
-        self.init(options: options, cameras: cameras, logger: logger, router: router, worker: worker, access: access,
+        self.init(options: options, streams: streams, logger: logger, router: router, worker: worker, access: access,
                   readTokens: nil)
     }
 
     /// `readTokens`: how the revocation watch asks the token store (nil: `access.tokens.validCredentials`; tests wrap it).
-    init(options: Options, cameras: [CameraFeed], logger: Logger, router: Router,
+    init(options: Options, streams: any StreamProvider, logger: Logger, router: Router,
          worker: RequestWorker, access: AuthGuard?, readTokens: RevocationWatch.Read?) {
-        precondition(!cameras.isEmpty, "a stream server needs a camera")
         self.access = access
         self.options = options
-        self.cameras = CameraFeeds(all: cameras)
+        self.streams = streams
         self.logger = logger
         routes = RouteTable(router)
         self.worker = worker
@@ -138,16 +126,10 @@ public final class StreamServer: Sendable {
     /// The port the server listens on (after `start`; the one asked for, or the one given for port 0).
     public var boundPort: Int { port.load(ordering: .acquiring) }
 
-    /// Any thread (from the stats' lock).
-    public var clientCounts: (webSocket: Int, mjpeg: Int) {
-        let snapshot = stats.snapshot()
-        return (snapshot.webSocketClients, snapshot.mjpegClients)
-    }
-
     /// Main thread (once): binds, starts the worker, the service thread and the revocation watch.
     /// Throws when the port cannot be bound.
     public func start() throws {
-        let dispatch = CallbackDispatch(options: options, loop: loop, inbox: inbox, cameras: cameras,
+        let dispatch = CallbackDispatch(options: options, loop: loop, inbox: inbox, streams: streams, stats: stats,
                                         routes: routes, worker: worker, access: access, logger: logger)
         let bound = try loop.start(options, dispatch: dispatch)
         port.store(bound, ordering: .releasing)
@@ -167,24 +149,7 @@ public final class StreamServer: Sendable {
         routes.replace(with: router)
     }
 
-    /// Any thread: streams `feed` on `/cam/NAME/` from now on; false when a
-    /// camera of that name (ignoring case) is streamed.
-    @discardableResult
-    public func addCamera(_ feed: CameraFeed) -> Bool {
-        cameras.add(feed)
-    }
-
-    /// Any thread: `/cam/NAME/` streams nothing from now on, and the service
-    /// thread closes its viewers at its next wake-up (at once). The first camera
-    /// stays: false for it, and for a name not streamed.
-    @discardableResult
-    public func removeCamera(named name: String) -> Bool {
-        guard let feed = cameras.remove(named: name) else { return false }
-        inbox.post(removed: feed)
-        return true
-    }
-
-    /// Any thread: a new frame is ready.
+    /// Any thread: something streamed changed (a new frame, a camera removed): every stream's session is told.
     public func wake() {
         loop.wake()
     }

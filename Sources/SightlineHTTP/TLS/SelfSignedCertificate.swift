@@ -1,8 +1,6 @@
 import CSightlineTLS
 import Foundation
-import SightlineVision
 import SightlineSupport
-import SightlinePipeline
 
 /// `tls: auto`: a self-signed certificate (ECDSA P-256, a year) for the
 /// names and addresses the server answers on, made with OpenSSL (the

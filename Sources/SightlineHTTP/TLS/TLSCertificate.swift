@@ -1,7 +1,6 @@
 import CSightlineTLS
 import Foundation
 import SightlineSupport
-import SightlinePipeline
 
 /// What Sightline reads from a PEM certificate (the first of a chain): when
 /// it expires, the names and addresses it is for, and its fingerprint.

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import SightlineVision
 
 /// A latency histogram's median and 99th percentile in milliseconds (to the

@@ -34,12 +34,6 @@ public final class PipelineStats: Sendable {
         public var sentFPS = 0.0
         public var stages: [StageName: LatencyHistogram] = [:]
         public var captureToSend = LatencyHistogram()
-        /// Connections closed at once because their address had too many unfinished ones.
-        public var connectionsRefused: UInt64 = 0
-        /// Unfinished connections shut down to make room for a new one (the oldest, when too many were unfinished).
-        public var connectionsEvicted: UInt64 = 0
-        /// Requests answered 400 because their headers stopped coming after the request line.
-        public var headersStalled: UInt64 = 0
         /// Streaming clients connected now.
         public var webSocketClients = 0
         public var mjpegClients = 0
@@ -80,18 +74,6 @@ public final class PipelineStats: Sendable {
     }
 
     public enum ClientKind: Sendable { case webSocket, mjpeg }
-
-    public func connectionRefused() {
-        state.withLock { $0.data.connectionsRefused += 1 }
-    }
-
-    public func connectionEvicted() {
-        state.withLock { $0.data.connectionsEvicted += 1 }
-    }
-
-    public func headersStalled() {
-        state.withLock { $0.data.headersStalled += 1 }
-    }
 
     /// A streaming client came (+1) or went (-1).
     public func clients(_ kind: ClientKind, change: Int) {

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 
 /// H.264 for `/ws?video=h264` (config `video:`): the encoder's rate control,
 /// keyframe interval and preset, and the `low` rendition a viewer on a slow

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 
 /// A rectangle normalized to [0, 1] of the frame, origin top-left, y down.
 public struct NormalizedBox: Codable, Sendable, Equatable {
@@ -64,12 +65,5 @@ public struct Detection: Codable, Sendable, Equatable {
                                 box: NormalizedBox) -> Detection {
         Detection(kind: .template, label: label, score: score.rounded(toPlaces: 4), box: box.rounded,
                   scale: scale.rounded(toPlaces: 4), angle: angle.rounded(toPlaces: 2))
-    }
-}
-
-extension Double {
-    package func rounded(toPlaces places: Int) -> Double {
-        let factor = pow(10.0, Double(places))
-        return (self * factor).rounded() / factor
     }
 }

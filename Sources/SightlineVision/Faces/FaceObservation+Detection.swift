@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 
 extension FaceObservation {
     /// Landmark names on the wire (DESIGN.md), from the subject's point of view.

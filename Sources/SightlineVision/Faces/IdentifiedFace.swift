@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 
 /// A tracked face with the name the recognizer gave it, if any: what the
 /// pipeline turns into a `/ws` face detection.

@@ -1,5 +1,6 @@
 import CSightlineOpenCV
 import Foundation
+import SightlineSupport
 
 /// The YuNet ONNX network behind the shim: one forward pass on a square BGR
 /// input, decoded into faces in that input's pixels.
@@ -59,11 +60,4 @@ final class YuNetNetwork {
         buffers[shape] = made
         return made
     }
-}
-
-/// Calls body with a C array of C strings that live for the call.
-package func withCStrings<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) throws -> R) rethrows -> R {
-    let copies = strings.map { strdup($0) }
-    defer { copies.forEach { free($0) } }
-    return try body(copies.map { UnsafePointer($0) })
 }

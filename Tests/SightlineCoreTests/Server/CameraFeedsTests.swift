@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+@testable import SightlineSupport
+@testable import SightlineStreaming
 @testable import SightlineCore
 @testable import SightlineHTTP
 @testable import SightlinePipeline

@@ -22,7 +22,11 @@ import Testing
     }
 
     static func serve(maxBodyBytes: Int = 8 << 20) throws -> StreamServer {
-        try StreamServerTests.serve([echo]) { $0.maxBodyBytes = maxBodyBytes }
+        try StreamServerTests.serve([echo]) { options in
+            options.maxBodyBytes = maxBodyBytes
+            // As SightlineServer sets it: an image by its bytes is taken whole.
+            options.isWholeFile = { ImageUpload.format(of: $0) != nil }
+        }
     }
 
     static func part(name: String, fileName: String? = nil, type: String? = nil, _ content: Data) -> Data {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
+@testable import SightlineStreaming
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport
@@ -25,8 +26,9 @@ import Testing
         logger.logLevel = .warning
         let auth = AuthGuard.testing()
         let router = Router(routes: routes, authorize: { auth.refusal(for: $0, needs: $1) })
-        let server = StreamServer(options: options, frames: LatestFrameSlot(), stats: PipelineStats(), logger: logger,
-                                  router: router, worker: worker)
+        let streams = CameraStreams(cameras: [CameraFeed(name: "camera", frames: LatestFrameSlot(), stats: PipelineStats())],
+                                    logger: logger)
+        let server = StreamServer(options: options, streams: streams, logger: logger, router: router, worker: worker)
         try server.start()
         return server
     }
@@ -277,7 +279,7 @@ import Testing
         let hall = try store.add(name: "hall", role: .viewer)
         let auth = AuthGuard(tokens: store, policy: AccessPolicy(viewOpen: false, loopbackBound: true))
         let router = Router(routes: [Route(.get, "/stream.mjpg", access: .viewer) { _ in
-            HTTPResponse(contentType: MJPEG.contentType, body: .mjpegStream(.stream))
+            HTTPResponse(contentType: MJPEG.contentType, body: .stream(JPEGSize.stream))
         }], authorize: { auth.refusal(for: $0, needs: $1) })
         // Which threads the revocation check asks the store (stat, read tokens.json) on.
         let askedOn = ThreadNames()
@@ -286,7 +288,8 @@ import Testing
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         let frames = LatestFrameSlot()
-        let server = StreamServer(options: options, cameras: [CameraFeed(name: "camera", frames: frames, stats: PipelineStats())],
+        let streams = CameraStreams(cameras: [CameraFeed(name: "camera", frames: frames, stats: PipelineStats())], logger: logger)
+        let server = StreamServer(options: options, streams: streams,
                                   logger: logger, router: router, worker: RequestWorker(), access: auth, readTokens: {
             askedOn.recordCurrent()
             return store.validCredentials()

@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+@testable import SightlineSupport
+@testable import SightlineStreaming
 @testable import SightlineVision
 @testable import SightlinePipeline
 @testable import SightlineHTTP
@@ -109,7 +111,7 @@ struct FMP4FragmenterTests {
         let unit = VideoFeed.Unit(index: 1, seq: 7, capturedNanos: 5, capturedAt: 1, json: Data(#"{"type":"frame","seq":7}"#.utf8),
                                   data: encoded.data, isKeyframe: true, width: 320, height: 240)
         var fragment = Data()
-        let messages = try FrameFanOut.fmp4Messages(unit, FMP4Fragmenter(), fragment: &fragment)
+        let messages = try WebSocketVideoViewer.fmp4Messages(unit, FMP4Fragmenter(), fragment: &fragment)
         #expect(messages.map(\.binary) == [false, true, false])
         let notice = try JSONSerialization.jsonObject(with: messages[0].data) as? [String: Any]
         #expect(notice?["type"] as? String == "fmp4Init")

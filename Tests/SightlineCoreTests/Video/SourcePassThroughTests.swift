@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import SightlineStreaming
 @testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlineSupport

@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import SightlineVision
 
 /// Picks the capture mode (pixel format, size) to ask a device for.

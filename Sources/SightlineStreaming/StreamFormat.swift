@@ -1,5 +1,6 @@
 import Foundation
 import SightlinePipeline
+import SightlineHTTP
 
 /// What a `/ws` client asked for in its query: `video=jpeg` (or nothing),
 /// `video=h264` (Annex B access units, for WebCodecs) or `video=fmp4` (the
@@ -11,7 +12,7 @@ public enum StreamFormat: Equatable, Sendable {
     case fmp4(pinned: VideoRendition?)
 
     /// The rendition an H.264 format (either wire) pins; nil for JPEG or auto.
-    var video: (pinned: VideoRendition?, fmp4: Bool)? {
+    package var video: (pinned: VideoRendition?, fmp4: Bool)? {
         switch self {
         case .jpeg: return nil
         case .h264(let pinned): return (pinned, false)

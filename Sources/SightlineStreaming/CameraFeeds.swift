@@ -1,37 +1,10 @@
-import Foundation
 import SightlineSupport
-import SightlinePipeline
-import Synchronization
-
-/// One camera as the stream server sends it: the slot its pipeline leaves
-/// each frame in, its stats (viewers, frames sent, skips) and its H.264 feed.
-/// The first of the server's feeds serves `/ws`, `/stream.mjpg`; every feed
-/// serves `/cam/NAME/ws` and `/cam/NAME/stream.mjpg`.
-///
-/// `Sendable`: each part guards its own state.
-public struct CameraFeed: Sendable {
-    public let name: String
-    public let frames: LatestFrameSlot
-    public let stats: PipelineStats
-    /// The H.264 sink's access units and the figures about them (nil: H.264 is off).
-    public let video: VideoFeed?
-    public let videoStats: VideoStats?
-
-    public init(name: String, frames: LatestFrameSlot, stats: PipelineStats, video: VideoFeed? = nil,
-                videoStats: VideoStats? = nil) {
-        self.name = name
-        self.frames = frames
-        self.stats = stats
-        self.video = video
-        self.videoStats = videoStats
-    }
-}
 
 /// The server's cameras by the paths that stream them. Cameras come and go
-/// at runtime (`StreamServer.addCamera`, `removeCamera`); the first, the
+/// at runtime (`CameraStreams.add`, `remove`); the first, the
 /// unprefixed routes' camera, stays for the server's life.
 ///
-/// Threads: read on the service thread, changed from any thread; the list
+/// Threads: read on the server's service thread, changed from any thread; the list
 /// is in a `Mutex`.
 final class CameraFeeds: Sendable {
     /// The first camera's: the unprefixed routes'.

@@ -1,6 +1,7 @@
 import Foundation
 import SightlineVision
 import SightlineSupport
+import SightlinePipeline
 
 /// One `/ws?video=h264` client's place in the video feed, and the policy
 /// that keeps it on clean pictures (DESIGN.md):
