@@ -154,9 +154,69 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // What the tests share: a clock they move by hand, the shared data's
+        // paths, waiting for another thread, frames, sources and faces to test
+        // with. Below the server, so a vision or pipeline test builds without it.
+        .target(
+            name: "SightlineTesting",
+            dependencies: ["SightlineSupport", "SightlineVision", "SightlinePipeline",
+                           .product(name: "Logging", package: "swift-log")],
+            path: "Tests/SightlineTesting",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Builders for the server's tests (an access guard with a known token).
+        .target(
+            name: "SightlineHTTPTesting",
+            dependencies: ["SightlineHTTP"],
+            path: "Tests/SightlineHTTPTesting",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Builders for the events' tests and theirs above (event records, tracker frames).
+        .target(
+            name: "SightlineEventsTesting",
+            dependencies: ["SightlineEvents", "SightlineVision", "SightlinePipeline"],
+            path: "Tests/SightlineEventsTesting",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // One test target per layer, each with the layers below it only.
+        .testTarget(
+            name: "SightlineSupportTests",
+            dependencies: ["SightlineSupport", "SightlineTesting"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "SightlineVisionTests",
+            dependencies: ["SightlineVision", "SightlineSupport", "SightlineTesting", "CZlib", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "SightlinePipelineTests",
+            dependencies: ["SightlinePipeline", "SightlineVision", "SightlineSupport", "SightlineTesting", "CSightlineV4L2",
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "SightlineHTTPTests",
+            dependencies: ["SightlineHTTP", "SightlineSupport", "SightlineTesting", "SightlineHTTPTesting"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "SightlineStreamingTests",
+            dependencies: ["SightlineStreaming", "SightlineHTTP", "SightlinePipeline", "SightlineVision", "SightlineSupport",
+                           "SightlineTesting", "SightlineHTTPTesting", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "SightlineEventsTests",
+            dependencies: ["SightlineEvents", "SightlinePipeline", "SightlineVision", "SightlineSupport", "SightlineTesting",
+                           "SightlineEventsTesting", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .testTarget(
             name: "SightlineCoreTests",
-            dependencies: ["SightlineCore", "SightlineEvents", "SightlineStreaming", "SightlineHTTP", "SightlinePipeline", "SightlineVision", "SightlineSupport", "CZlib"],
+            dependencies: ["SightlineCore", "SightlineEvents", "SightlineStreaming", "SightlineHTTP", "SightlinePipeline",
+                           "SightlineVision", "SightlineSupport", "SightlineTesting", "SightlineHTTPTesting", "SightlineEventsTesting",
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

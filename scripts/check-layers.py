@@ -31,6 +31,25 @@ LAYERS = {
     "sightline": {"SightlineSupport", "SightlineVision", "SightlinePipeline", "SightlineHTTP",
                   "SightlineStreaming", "SightlineEvents", "SightlineCore"},
 }
+# The tests' helpers and one test target per layer, each with the layers below it only
+# (a vision test builds without the pipeline's, the server's or the events' code).
+HELPERS = {
+    "SightlineTesting": {"SightlineSupport", "SightlineVision", "SightlinePipeline"},
+    "SightlineHTTPTesting": {"SightlineSupport", "SightlineHTTP"},
+    "SightlineEventsTesting": {"SightlineSupport", "SightlineVision", "SightlinePipeline", "SightlineEvents"},
+}
+for _layer in list(LAYERS):
+    if _layer == "sightline":
+        continue
+    _helpers = {"SightlineTesting"}
+    if "SightlineHTTP" in LAYERS[_layer] | {_layer}:
+        _helpers.add("SightlineHTTPTesting")
+    if "SightlineEvents" in LAYERS[_layer] | {_layer}:
+        _helpers.add("SightlineEventsTesting")
+    LAYERS[_layer + "Tests"] = LAYERS[_layer] | {_layer} | _helpers
+LAYERS.update(HELPERS)
+LAYER_MODULES = {name for name in LAYERS if not name.endswith("Tests") and name != "sightline"}
+
 # Modules of the toolchain and the system, which need no dependency.
 SYSTEM = {"Foundation", "FoundationEssentials", "Dispatch", "Glibc", "Synchronization", "Testing", "XCTest",
           "_Concurrency", "os"}
@@ -62,10 +81,12 @@ def main():
         if target not in declared:
             offences.append(f"Package.swift: no target {target}")
             continue
-        for dep in sorted(d for d in declared[target] if d.startswith("Sightline") and d not in allowed):
+        for dep in sorted(d for d in declared[target] if d in LAYER_MODULES and d not in allowed):
             offences.append(f"Package.swift: {target} depends on {dep}, a layer it must not use")
     for target, deps in sorted(declared.items()):
         folder = ROOT / "Sources" / target
+        if not folder.is_dir():
+            folder = ROOT / "Tests" / target
         if not folder.is_dir() or target not in LAYERS:
             continue
         for path in sorted(folder.rglob("*.swift")):
@@ -77,7 +98,7 @@ def main():
                 where = f"{path.relative_to(ROOT)}:{number}"
                 if module in SYSTEM or module == target:
                     continue
-                if module.startswith("Sightline") and module not in LAYERS[target]:
+                if module in LAYER_MODULES and module not in LAYERS[target]:
                     offences.append(f"{where}: {target} imports {module}, a layer it must not use")
                 elif module not in deps and PRODUCT_MODULES.get(module, module) not in deps:
                     offences.append(f"{where}: {target} imports {module}, which Package.swift does not give it")
@@ -86,7 +107,7 @@ def main():
     if offences:
         print(f"check-layers: {len(offences)} imports cross the layers (scripts/check-layers.py)")
         return 1
-    print(f"check-layers: every import of {len(LAYERS)} targets keeps to its layer")
+    print(f"check-layers: every import of {len(LAYERS)} targets (tests and their helpers included) keeps to its layer")
     return 0
 
 

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
-@testable import SightlineCore
-@testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlineVision
 @testable import SightlinePipeline
+@testable import SightlineCore
+import SightlineTesting
 
 /// The pipeline analyses frames larger than the detection size on a copy
 /// scaled down to it (`AnalysisSize`, `ConvertStage`); boxes stay

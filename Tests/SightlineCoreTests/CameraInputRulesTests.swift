@@ -2,9 +2,11 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
-@testable import SightlineCore
-@testable import SightlinePipeline
 @testable import SightlineSupport
+@testable import SightlinePipeline
+@testable import SightlineHTTP
+@testable import SightlineCore
+import SightlineTesting
 
 /// Issue 38: what admins and config files may name as cameras and sources,
 /// and what the log and `/metrics` say of them.

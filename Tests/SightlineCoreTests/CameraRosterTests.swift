@@ -1,8 +1,7 @@
 import Foundation
 import Testing
 @testable import SightlineCore
-@testable import SightlineHTTP
-@testable import SightlinePipeline
+import SightlineTesting
 
 /// `<data-dir>/cameras.json`: cameras added, removed and switched at runtime, over the config's.
 @Suite struct CameraRosterTests {

@@ -1,7 +1,10 @@
 import Testing
 @testable import SightlineSupport
-@testable import SightlineStreaming
+@testable import SightlineVision
+@testable import SightlinePipeline
+@testable import SightlineEvents
 @testable import SightlineCore
+import SightlineTesting
 
 @Suite struct ConfigTests {
     @Test func shippedConfigParsesAndApplies() throws {
@@ -233,7 +236,3 @@ import Testing
 }
 
 import Foundation
-@testable import SightlineVision
-@testable import SightlinePipeline
-@testable import SightlineHTTP
-@testable import SightlineEvents

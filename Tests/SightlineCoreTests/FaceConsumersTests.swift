@@ -2,11 +2,11 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
-@testable import SightlineCore
 @testable import SightlinePipeline
-@testable import SightlineHTTP
-@testable import SightlineSupport
 @testable import SightlineEvents
+@testable import SightlineCore
+import SightlineTesting
+import SightlineEventsTesting
 
 /// A configured sink of a test's own: it uses faces while the test says so.
 /// Giving it to `CameraAssembly.build` is all it takes for the face stage to

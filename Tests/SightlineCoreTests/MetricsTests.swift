@@ -1,10 +1,7 @@
 import Testing
-@testable import SightlineStreaming
-@testable import SightlineCore
-@testable import SightlineVision
-@testable import SightlineSupport
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineCore
 
 @Suite struct MetricsTests {
     @Test func histogramQuantilesAreWithinOneBucket() {

@@ -4,7 +4,7 @@ import Foundation
 package enum TrackGeometry {
     package typealias Box = (x: Double, y: Double, w: Double, h: Double)
 
-    static func centre(_ box: Box) -> PixelPoint { PixelPoint(x: box.x + box.w / 2, y: box.y + box.h / 2) }
+    package static func centre(_ box: Box) -> PixelPoint { PixelPoint(x: box.x + box.w / 2, y: box.y + box.h / 2) }
 
     /// A box of the same size moved so its centre is at `centre`.
     static func box(_ box: Box, centredAt centre: PixelPoint) -> Box {
@@ -23,7 +23,7 @@ package enum TrackGeometry {
     static func size(_ box: Box) -> Double { max((box.w * box.h).squareRoot(), 1) }
 
     /// An angle in degrees brought into (-180, 180].
-    static func wrapDegrees(_ angle: Double) -> Double {
+    package static func wrapDegrees(_ angle: Double) -> Double {
         var wrapped = angle.truncatingRemainder(dividingBy: 360)
         if wrapped <= -180 { wrapped += 360 }
         if wrapped > 180 { wrapped -= 360 }

@@ -1,9 +1,11 @@
 import Foundation
 import Testing
-@testable import SightlineCore
-@testable import SightlinePipeline
 @testable import SightlineHTTP
 @testable import SightlineEvents
+@testable import SightlineCore
+import SightlineTesting
+import SightlineEventsTesting
+import SightlineHTTPTesting
 
 @Suite struct EventAPITests {
     typealias S = StoredEvents

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
-@testable import SightlineCore
-@testable import SightlineSupport
-@testable import SightlinePipeline
 @testable import SightlineHTTP
 @testable import SightlineEvents
+@testable import SightlineCore
+import SightlineTesting
+import SightlineEventsTesting
+import SightlineHTTPTesting
 
 /// `GET`/`HEAD /api/events/{id}/clip.mp4` through the router (the file read as the worker reads it).
 @Suite struct EventClipAPITests {

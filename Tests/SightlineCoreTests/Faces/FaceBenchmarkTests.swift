@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import SightlineCore
-@testable import SightlinePipeline
+import SightlineTesting
 
 @Suite("sightline bench --faces")
 struct FaceBenchmarkTests {

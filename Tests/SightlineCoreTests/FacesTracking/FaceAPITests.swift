@@ -1,9 +1,11 @@
 import Foundation
 import Testing
-@testable import SightlineCore
 @testable import SightlineVision
 @testable import SightlinePipeline
 @testable import SightlineHTTP
+@testable import SightlineCore
+import SightlineTesting
+import SightlineHTTPTesting
 
 @Suite struct FaceAPITests {
     static let tokenValue = "s3cret"
@@ -86,7 +88,7 @@ import Testing
         #expect(body["name"] as? String == "Ada")
         #expect((body["learned"] as? Int ?? 0) > 0)
 
-        let names = try driver.show(ada, as: 1, seeds: RecognitionTests.testSeeds.prefix(5))
+        let names = try driver.show(ada, as: 1, seeds: EnrolledFaces.testSeeds.prefix(5))
         #expect(names.filter { $0 == "Ada" }.count >= 4, "names after enrolling: \(names)")
 
         let people = try Self.json(api.respond(to: HTTPRequest(method: .get, path: "/api/people")))
@@ -106,7 +108,7 @@ import Testing
     }
 
     @Test func detectionCarriesIdNameAndConfidence() throws {
-        let (recognizer, ada, _) = try RecognitionTests.enrolled()
+        let (recognizer, ada, _) = try EnrolledFaces.enrolled()
         let service = FaceService(recognizer: recognizer)
         let view = try AugmentedView(ada, seed: 1000)
         let faces = service.process([TrackedFace(id: 7, observation: view.observation, isPredicted: false)],

@@ -1,9 +1,8 @@
 import Foundation
 import Testing
 @testable import SightlineSupport
-@testable import SightlineStreaming
-@testable import SightlineCore
 @testable import SightlinePipeline
+@testable import SightlineCore
 
 @Suite("Publish: targets")
 struct PublishTargetTests {

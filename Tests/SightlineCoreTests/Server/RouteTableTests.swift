@@ -1,10 +1,12 @@
 import Foundation
 import Testing
-@testable import SightlineCore
+@testable import SightlineSupport
 @testable import SightlineVision
 @testable import SightlinePipeline
 @testable import SightlineHTTP
-@testable import SightlineSupport
+@testable import SightlineCore
+import SightlineTesting
+import SightlineHTTPTesting
 
 /// The server's whole route table, as `Routes.router` builds it: every
 /// endpoint with who may call it and where it runs, written out here once,

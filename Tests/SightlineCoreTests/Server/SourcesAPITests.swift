@@ -1,9 +1,10 @@
 import Foundation
-import SightlineSupport
 import Synchronization
 import Testing
-@testable import SightlineCore
+@testable import SightlineSupport
 @testable import SightlineHTTP
+@testable import SightlineCore
+import SightlineHTTPTesting
 
 @Suite struct SourcesAPITests {
     @Test func listsOffersAndSwitchesOnlyToThem() throws {

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
-@testable import SightlineCore
 @testable import SightlineVision
-@testable import SightlineSupport
 @testable import SightlineHTTP
+@testable import SightlineCore
+import SightlineTesting
+import SightlineHTTPTesting
 
 /// The template endpoints through the router, as the server runs them (the
 /// worker's handlers run on the test's thread here).

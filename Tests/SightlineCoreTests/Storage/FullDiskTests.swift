@@ -1,11 +1,14 @@
 import Foundation
 import Testing
-@testable import SightlineCore
-@testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlineVision
 @testable import SightlinePipeline
 @testable import SightlineHTTP
 @testable import SightlineEvents
+@testable import SightlineCore
+import SightlineTesting
+import SightlineEventsTesting
+import SightlineHTTPTesting
 
 /// The same on a real full disk: a small tmpfs, filled (root only).
 @Suite(.serialized, .enabled(if: SmallTmpfs.available, SmallTmpfs.skipMessage))

@@ -1,11 +1,8 @@
 import Foundation
 import Glibc
 import Testing
-import SightlineVision
-import SightlineSupport
 @testable import SightlineCore
-@testable import SightlinePipeline
-@testable import SightlineHTTP
+import SightlineTesting
 
 /// A small tmpfs mounted for one test, to make a real full disk (ENOSPC)
 /// without touching any other file system. Needs root (or CAP_SYS_ADMIN);

@@ -1,12 +1,11 @@
 import Foundation
 import Testing
-@testable import SightlineStreaming
-@testable import SightlineCore
-@testable import SightlineVision
 @testable import SightlineSupport
+@testable import SightlineVision
 @testable import SightlinePipeline
 @testable import SightlineHTTP
-@testable import SightlineEvents
+@testable import SightlineCore
+import SightlineTesting
 
 /// Write errors become words without paths, in one place (`StorageError`),
 /// and every caller says them that way.

@@ -1,9 +1,9 @@
 import Foundation
 import Testing
-@testable import SightlineCore
-@testable import SightlineVision
 @testable import SightlineSupport
-@testable import SightlineHTTP
+@testable import SightlineVision
+@testable import SightlineCore
+import SightlineTesting
 
 @Suite struct TemplateStoreTests {
     static func template(_ name: String, seed: Int) throws -> Template {

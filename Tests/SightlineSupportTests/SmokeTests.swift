@@ -1,0 +1,3 @@
+import Testing
+@testable import SightlineSupport
+@Test func version() { #expect(!SightlineVersion.string.isEmpty) }
