@@ -67,6 +67,16 @@ public enum FaceGeometry {
         return union > 0 ? intersection / union : 0
     }
 
+    /// The item whose box overlaps `target` most, if by at least
+    /// `sameFaceOverlap` IoU: the same face in another pass, or its track.
+    static func sameFace<T>(_ target: (x: Double, y: Double, w: Double, h: Double), in items: [T],
+                            box: (T) -> (x: Double, y: Double, w: Double, h: Double)) -> T? {
+        guard let best = items.max(by: {
+            intersectionOverUnion(box($0), target) < intersectionOverUnion(box($1), target)
+        }) else { return nil }
+        return intersectionOverUnion(box(best), target) >= sameFaceOverlap ? best : nil
+    }
+
     /// Greedy non-maximum suppression: the highest scores first, dropping
     /// any face overlapping a kept one by more than `iouThreshold`; at most `limit`.
     public static func suppressed(_ faces: [FaceObservation], iouThreshold: Double, limit: Int) -> [FaceObservation] {

@@ -183,6 +183,6 @@ struct FaceShapeTests {
                 "YuNet alone takes the dog for a face")
         let detector = try YuNetDetectorTests.detector()
         #expect(try detector.detect(in: image, gray: nil, limit: 10).isEmpty)
-        #expect(detector.refusedFaces >= 1)
+        #expect(detector.lastPass.refused >= 1)
     }
 }
