@@ -14,7 +14,7 @@ struct AttributeSchedule {
     /// A face's last smile and eyes reading. `eyes` holds the shown state
     /// and a reading waiting for a second (SteadyEyes).
     struct Reading {
-        var box: (x: Double, y: Double, w: Double, h: Double)
+        var box: PixelRect<Double>
         var at: Double
         var smile: Double?
         var eyes: SteadyEyes

@@ -11,7 +11,7 @@ import Foundation
 struct LandmarkRereadSchedule {
     /// One face's last landmark reading.
     struct Reading {
-        var box: (x: Double, y: Double, w: Double, h: Double)
+        var box: PixelRect<Double>
         /// When it was read (monotonic seconds).
         var at: Double
         /// The tracked roll then (nil for a face new to the tracker), the
@@ -23,7 +23,7 @@ struct LandmarkRereadSchedule {
         var waited: Double = 0
 
         /// This reading carried on to the face's box in a pass that did not read it again.
-        func carried(to box: (x: Double, y: Double, w: Double, h: Double)) -> Reading {
+        func carried(to box: PixelRect<Double>) -> Reading {
             var carried = self
             carried.box = box
             return carried
@@ -80,19 +80,19 @@ struct LandmarkRereadSchedule {
     }
 
     /// The last reading of the face at `box`, if a face of the last pass overlaps it.
-    func last(_ box: (x: Double, y: Double, w: Double, h: Double)) -> Reading? {
+    func last(_ box: PixelRect<Double>) -> Reading? {
         FaceGeometry.sameFace(box, in: readings, box: { $0.box })
     }
 
     /// When the face at `box` was last read by a crop: -inf never.
-    func lastReadAt(_ box: (x: Double, y: Double, w: Double, h: Double)) -> Double {
+    func lastReadAt(_ box: PixelRect<Double>) -> Double {
         last(box)?.at ?? -.infinity
     }
 
     /// What to do with the face at `box` at `now` (paced passes): `tracked`
     /// is its tracked roll (nil: no track with a roll), `isNew` whether no
     /// tracked face overlaps it. A face not due carries its reading.
-    mutating func decide(_ box: (x: Double, y: Double, w: Double, h: Double), tracked: Double?, isNew: Bool,
+    mutating func decide(_ box: PixelRect<Double>, tracked: Double?, isNew: Bool,
                          now: Double) -> Decision {
         let last = self.last(box)
         let wait = tracked.flatMap { tracked in last.map { interval($0, tracked: tracked) } }
@@ -117,7 +117,7 @@ struct LandmarkRereadSchedule {
     }
 
     /// A face this pass did not read carries `last` (if any) on to `box`.
-    mutating func carry(_ last: Reading?, to box: (x: Double, y: Double, w: Double, h: Double)) {
+    mutating func carry(_ last: Reading?, to box: PixelRect<Double>) {
         if let last { pending.append(last.carried(to: box)) }
     }
 

@@ -222,7 +222,7 @@ public final class YuNetDetector: FaceDetector {
     /// The frame-wide passes: the usual one, a fine one when `fine` asks for
     /// it, and the rotation fallback when they found nothing. `turnedFrom`:
     /// the faces from this index on were found on a turned frame.
-    private func findFaces(in frame: ImageBuffer, region: (x: Int, y: Int, w: Int, h: Int), limit: Int,
+    private func findFaces(in frame: ImageBuffer, region: PixelRect<Int>, limit: Int,
                            hints: [FaceObservation], fine: Int?, crowd: CrowdBudget,
                            profile: inout FacePassProfile) throws -> (faces: [FaceObservation], turnedFrom: Int) {
         let start = MonotonicClock.nanos()
@@ -458,14 +458,14 @@ public final class YuNetDetector: FaceDetector {
     static let startDoubt = 12.0
 
     /// The region of interest in frame pixels (the whole frame without one).
-    private func searchRegion(_ frame: ImageBuffer) -> (x: Int, y: Int, w: Int, h: Int)? {
+    private func searchRegion(_ frame: ImageBuffer) -> PixelRect<Int>? {
         guard frame.channels == 3 else { return nil }
-        guard let roi = options.regionOfInterest else { return (0, 0, frame.width, frame.height) }
+        guard let roi = options.regionOfInterest else { return PixelRect(x: 0, y: 0, w: frame.width, h: frame.height) }
         return roi.pixelRegion(width: frame.width, height: frame.height)
     }
 
     /// One letterboxed pass over the region, in frame pixels, after NMS.
-    private func detectOnce(_ frame: ImageBuffer, region: (x: Int, y: Int, w: Int, h: Int),
+    private func detectOnce(_ frame: ImageBuffer, region: PixelRect<Int>,
                             limit: Int, inputSize: Int) throws -> [FaceObservation] {
         let letterbox = Letterbox(regionX: region.x, regionY: region.y, regionWidth: region.w,
                                   regionHeight: region.h, inputSize: inputSize)
@@ -480,25 +480,19 @@ public final class YuNetDetector: FaceDetector {
 
     /// Passes on turned copies of the frame until one finds faces; the faces
     /// are turned back, and those whose centre falls outside the region dropped.
-    private func detectTurned(_ frame: ImageBuffer, region: (x: Int, y: Int, w: Int, h: Int),
+    private func detectTurned(_ frame: ImageBuffer, region: PixelRect<Int>,
                               limit: Int, inputSize: Int, angles: [Double]) throws -> [FaceObservation] {
         let centre = PixelPoint(x: Double(frame.width) / 2, y: Double(frame.height) / 2)
         for angle in angles {
             let turned = try ImageOps.rotated(frame, clockwiseDegrees: angle)
-            let whole = (x: 0, y: 0, w: frame.width, h: frame.height)
+            let whole = PixelRect(x: 0, y: 0, w: frame.width, h: frame.height)
             let back = AffineTransform.rotation(about: centre, clockwiseDegrees: -angle, scale: 1, to: centre)
             let faces = try detectOnce(turned, region: whole, limit: limit, inputSize: inputSize)
                 .map { back.apply(to: $0) }
-                .filter { contains(region, $0) }
+                .filter { region.contains($0.box.centre) }
             if !faces.isEmpty { return faces }
         }
         return []
-    }
-
-    private func contains(_ region: (x: Int, y: Int, w: Int, h: Int), _ face: FaceObservation) -> Bool {
-        let cx = face.box.x + face.box.w / 2, cy = face.box.y + face.box.h / 2
-        return cx >= Double(region.x) && cy >= Double(region.y)
-            && cx < Double(region.x + region.w) && cy < Double(region.y + region.h)
     }
 }
 

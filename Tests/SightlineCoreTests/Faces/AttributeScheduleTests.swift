@@ -4,7 +4,7 @@ import Testing
 @Suite("Attribute schedule")
 struct AttributeScheduleTests {
     static func face(x: Double, width: Double = 60) -> FaceObservation {
-        FaceObservation(box: (x: x, y: 0, w: width, h: width), score: 0.9)
+        FaceObservation(box: PixelRect(x: x, y: 0, w: width, h: width), score: 0.9)
     }
 
     /// A reader that gives every face `smile` and `eyesClosed`, and counts its reads.

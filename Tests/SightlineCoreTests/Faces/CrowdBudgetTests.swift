@@ -9,7 +9,7 @@ struct CrowdBudgetTests {
     }
 
     static func face(x: Double, width: Double = 50, score: Double = 0.9) -> FaceObservation {
-        FaceObservation(box: (x: x, y: 0, w: width, h: width), score: score)
+        FaceObservation(box: PixelRect(x: x, y: 0, w: width, h: width), score: score)
     }
 
     @Test("fewer tracked faces than crowdFaces (or none set) is no crowd: every crop, the tracked crop size, the given order and attribute budget")
@@ -40,7 +40,7 @@ struct CrowdBudgetTests {
     func cropSides() {
         let budget = Self.budget(tracked: 8)
         func side(_ width: Double) -> Int? {
-            budget.cropSide(for: FaceObservation(box: (0, 0, width, width * 1.2), score: 1))
+            budget.cropSide(for: FaceObservation(box: PixelRect(x: 0, y: 0, w: width, h: width * 1.2), score: 1))
         }
         #expect(side(40) == 160)
         #expect(side(60) == 224)
@@ -48,14 +48,14 @@ struct CrowdBudgetTests {
         #expect(side(400) == 320)
         let small = CrowdBudget(crowdFaces: 8, tracked: 8, cropsPerPass: 2, cropUpscale: 2, largestCropSide: 224,
                                 crowdAttributesPerPass: 1)
-        #expect(small.cropSide(for: FaceObservation(box: (0, 0, 100, 120), score: 1)) == 224)
+        #expect(small.cropSide(for: FaceObservation(box: PixelRect(x: 0, y: 0, w: 100, h: 120), score: 1)) == 224)
     }
 
     @Test("a crowd with more faces than the limit keeps its tracked faces first (in score order), then the best-scored others")
     func trackedFacesFirst() {
         let faces = (0..<6).map { Self.face(x: Double($0) * 100, score: 0.99 - Double($0) * 0.01) }
         // Tracks on the 3rd, 5th and 6th faces (moved a little since).
-        let hints = [2, 4, 5].map { FaceObservation(box: (x: Double($0) * 100 + 3, y: 2, w: 50, h: 50), score: 0.9) }
+        let hints = [2, 4, 5].map { FaceObservation(box: PixelRect(x: Double($0) * 100 + 3, y: 2, w: 50, h: 50), score: 0.9) }
         #expect(CrowdBudget.trackedFirst(faces, hints: hints, limit: 4).map(\.box.x) == [200, 400, 500, 0])
         #expect(CrowdBudget.trackedFirst(faces, hints: [], limit: 3).map(\.box.x) == [0, 100, 200])
         #expect(Self.budget(tracked: 8).kept(faces, hints: hints, limit: 4).map(\.box.x) == [200, 400, 500, 0])

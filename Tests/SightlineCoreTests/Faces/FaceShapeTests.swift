@@ -168,8 +168,8 @@ struct FaceShapeTests {
         #expect(cut.smile == nil && cut.eyesClosed == nil)
         let inside = try moved(by: -(whole.box.x - whole.box.w / 4))
         #expect(inside.smile != nil && inside.eyesClosed == false)
-        #expect(FaceAttributeReader.isWhollyInFrame((x: -5, y: 0, w: 100, h: 100), width: 200, height: 200))
-        #expect(!FaceAttributeReader.isWhollyInFrame((x: 0, y: 0, w: 100, h: 100), width: 80, height: 200))
+        #expect(FaceAttributeReader.isWhollyInFrame(PixelRect(x: -5, y: 0, w: 100, h: 100), width: 200, height: 200))
+        #expect(!FaceAttributeReader.isWhollyInFrame(PixelRect(x: 0, y: 0, w: 100, h: 100), width: 80, height: 200))
     }
 
     @Test("dlib's dog photo gives no face (YuNet alone boxes one at 0.88)",

@@ -11,7 +11,7 @@ struct LandmarkRereadScheduleTests {
 
     static func reading(tracked: Double?, reading: Double?, previous: Double?, waited: Double = 0.5,
                         width: Double = 100) -> Reading {
-        Reading(box: (0, 0, width, width), at: 0, tracked: tracked, reading: reading, previousReading: previous,
+        Reading(box: PixelRect(x: 0, y: 0, w: width, h: width), at: 0, tracked: tracked, reading: reading, previousReading: previous,
                 waited: waited)
     }
 
@@ -50,17 +50,17 @@ struct LandmarkRereadScheduleTests {
     func readMomentsAgoIsCarried() throws {
         var schedule = Self.schedule()
         schedule.beginPass()
-        guard case .due(let last, let interval) = schedule.decide((100, 100, 60, 60), tracked: nil, isNew: true, now: 10)
+        guard case .due(let last, let interval) = schedule.decide(PixelRect(x: 100, y: 100, w: 60, h: 60), tracked: nil, isNew: true, now: 10)
         else { Issue.record("a new face is due"); return }
         #expect(last == nil && interval == nil)
         schedule.reading(isNew: true)
-        schedule.record(Reading(box: (100, 100, 60, 60), at: 10, tracked: nil, reading: 5, previousReading: nil))
+        schedule.record(Reading(box: PixelRect(x: 100, y: 100, w: 60, h: 60), at: 10, tracked: nil, reading: 5, previousReading: nil))
         schedule.endPass()
-        #expect(schedule.lastReadAt((102, 101, 60, 60)) == 10)
-        #expect(schedule.lastReadAt((400, 100, 60, 60)) == -.infinity)
+        #expect(schedule.lastReadAt(PixelRect(x: 102, y: 101, w: 60, h: 60)) == 10)
+        #expect(schedule.lastReadAt(PixelRect(x: 400, y: 100, w: 60, h: 60)) == -.infinity)
         // The next pass, 50 ms on, tracked at 5°: not due (carried to where the face is now).
         schedule.beginPass()
-        let moved = (x: 104.0, y: 100.0, w: 60.0, h: 60.0)
+        let moved = PixelRect(x: 104.0, y: 100.0, w: 60.0, h: 60.0)
         guard case .notDue = schedule.decide(moved, tracked: 5, isNew: false, now: 10.05)
         else { Issue.record("read 50 ms ago: not due"); return }
         schedule.endPass()
@@ -79,21 +79,21 @@ struct LandmarkRereadScheduleTests {
     func newFacesReadAtOnce() {
         var schedule = Self.schedule(atOnce: 1)
         schedule.beginPass()
-        #expect(Self.isDue(schedule.decide((0, 0, 50, 50), tracked: nil, isNew: true, now: 0)))
+        #expect(Self.isDue(schedule.decide(PixelRect(x: 0, y: 0, w: 50, h: 50), tracked: nil, isNew: true, now: 0)))
         schedule.reading(isNew: true)
-        guard case .newFaceWaits = schedule.decide((100, 0, 50, 50), tracked: nil, isNew: true, now: 0)
+        guard case .newFaceWaits = schedule.decide(PixelRect(x: 100, y: 0, w: 50, h: 50), tracked: nil, isNew: true, now: 0)
         else { Issue.record("the second new face waits"); return }
-        #expect(Self.isDue(schedule.decide((200, 0, 50, 50), tracked: 3, isNew: false, now: 0)))
+        #expect(Self.isDue(schedule.decide(PixelRect(x: 200, y: 0, w: 50, h: 50), tracked: 3, isNew: false, now: 0)))
         schedule.reading(isNew: false)
         #expect(schedule.newFacesRead == 1)
         schedule.endPass()
         schedule.beginPass()
-        #expect(Self.isDue(schedule.decide((100, 0, 50, 50), tracked: nil, isNew: true, now: 0.1)))
+        #expect(Self.isDue(schedule.decide(PixelRect(x: 100, y: 0, w: 50, h: 50), tracked: nil, isNew: true, now: 0.1)))
         // Without a cap every new face is read at once.
         var all = Self.schedule(atOnce: nil)
         all.beginPass()
         for x in [0.0, 100, 200] {
-            #expect(Self.isDue(all.decide((x, 0, 50, 50), tracked: nil, isNew: true, now: 0)))
+            #expect(Self.isDue(all.decide(PixelRect(x: x, y: 0, w: 50, h: 50), tracked: nil, isNew: true, now: 0)))
             all.reading(isNew: true)
         }
     }
@@ -102,16 +102,16 @@ struct LandmarkRereadScheduleTests {
     func passesReplaceReadings() {
         var schedule = Self.schedule()
         schedule.beginPass()
-        schedule.record(Reading(box: (0, 0, 50, 50), at: 1, tracked: nil, reading: 2, previousReading: nil))
-        schedule.record(Reading(box: (100, 0, 50, 50), at: 1, tracked: nil, reading: 4, previousReading: nil))
+        schedule.record(Reading(box: PixelRect(x: 0, y: 0, w: 50, h: 50), at: 1, tracked: nil, reading: 2, previousReading: nil))
+        schedule.record(Reading(box: PixelRect(x: 100, y: 0, w: 50, h: 50), at: 1, tracked: nil, reading: 4, previousReading: nil))
         schedule.endPass()
         #expect(schedule.readings.count == 2)
         schedule.beginPass()
-        schedule.carry(schedule.last((101, 0, 50, 50)), to: (101, 0, 50, 50))
-        schedule.carry(nil, to: (300, 0, 50, 50))
+        schedule.carry(schedule.last(PixelRect(x: 101, y: 0, w: 50, h: 50)), to: PixelRect(x: 101, y: 0, w: 50, h: 50))
+        schedule.carry(nil, to: PixelRect(x: 300, y: 0, w: 50, h: 50))
         schedule.endPass()
         #expect(schedule.readings.map(\.box.x) == [101])
-        #expect(schedule.last((0, 0, 50, 50)) == nil)
+        #expect(schedule.last(PixelRect(x: 0, y: 0, w: 50, h: 50)) == nil)
         #expect(!Self.schedule(every: 0).isPaced && schedule.isPaced)
     }
 }

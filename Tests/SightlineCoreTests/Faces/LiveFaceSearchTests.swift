@@ -84,7 +84,7 @@ struct LiveFaceSearchTests {
     func finePassesStartNearTheTrackedTilt() throws {
         let detector = try Self.live()
         func round(_ rolls: [Double?], from first: Int = 0) -> [Double] {
-            let hints = rolls.map { FaceObservation(box: (x: 100, y: 100, w: 60, h: 60), score: 0.9, roll: $0) }
+            let hints = rolls.map { FaceObservation(box: PixelRect(x: 100, y: 100, w: 60, h: 60), score: 0.9, roll: $0) }
             return (first..<first + 3).map { detector.fineTilt($0, hints: hints) }
         }
         #expect(round([]) == [0, 30, -30])
@@ -98,7 +98,7 @@ struct LiveFaceSearchTests {
         // Later rounds (one fine pass a second) look again at what is tracked then.
         #expect(round([-40], from: 3) == [-30, 0, 30])
         // The order holds through a round even as the tracked faces change.
-        #expect(detector.fineTilt(6, hints: [FaceObservation(box: (x: 0, y: 0, w: 50, h: 50), score: 0.9, roll: 30)]) == 30)
+        #expect(detector.fineTilt(6, hints: [FaceObservation(box: PixelRect(x: 0, y: 0, w: 50, h: 50), score: 0.9, roll: 30)]) == 30)
         #expect(detector.fineTilt(7, hints: []) == 0)
     }
 
@@ -141,7 +141,7 @@ struct LiveFaceSearchTests {
         #expect(abs(try #require(face.roll) - 40) < 8, "the crop reads its roll")
         // A track where nothing is (the face went): nothing is reported.
         var gone = tracked
-        gone.box = (x: 40, y: 40, w: tracked.box.w, h: tracked.box.h)
+        gone.box = PixelRect(x: 40, y: 40, w: tracked.box.w, h: tracked.box.h)
         let empty = try detector.detect(in: Self.frame(photoWidth: 110, cx: 500, cy: 360, turn: 0), gray: nil,
                                         limit: 10, hints: [gone], fine: nil)
         #expect(Self.near(empty, 40 + gone.box.w / 2, 40 + gone.box.h / 2, within: 40) == nil)
@@ -159,7 +159,7 @@ struct LiveFaceSearchTests {
         let image = ImageBuffer(width: Int(Double(full.width) * scale), height: Int(Double(full.height) * scale), channels: 3)
         try ImageOps.resize(full.cView, into: image.cView, interpolation: .area)
         let label = try #require(try FaceTestData.labels()["2008_002079.jpg"]?.first { abs($0.roll - 12.3) < 0.1 })
-        let box = (x: label.box.x * scale, y: label.box.y * scale, w: label.box.w * scale, h: label.box.h * scale)
+        let box = PixelRect(x: label.box.x * scale, y: label.box.y * scale, w: label.box.w * scale, h: label.box.h * scale)
         let detector = try Self.live()
         let found = try #require(try detector.detect(in: image, gray: nil, limit: 20, hints: [], fine: nil)
             .first { FaceGeometry.intersectionOverUnion($0.box, box) > 0.4 })
@@ -231,7 +231,7 @@ final class HintRecordingDetector: FaceDetector, @unchecked Sendable {
     let lock = NSLock()
     private var seen: [[FaceObservation]] = []
     var hintsSeen: [[FaceObservation]] { lock.withLock { seen } }
-    static let face = FaceObservation(box: (x: 100, y: 80, w: 60, h: 70), score: 0.9)
+    static let face = FaceObservation(box: PixelRect(x: 100, y: 80, w: 60, h: 70), score: 0.9)
     func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] { [Self.face] }
     func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Int?) throws
         -> [FaceObservation] {

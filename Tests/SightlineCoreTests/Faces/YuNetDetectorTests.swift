@@ -158,7 +158,7 @@ struct YuNetDetectorTests {
         // Six tracks where there is no face any more (the picture's edge strip is
         // filled black): a pass misses them and a crop finds nothing there.
         for row in 0..<picture.height { (picture.bytes + row * picture.stride).update(repeating: 0, count: 3 * 24) }
-        let gone = (0..<6).map { FaceObservation(box: (0, Double($0) * 60, 24, 24), score: 0.9) }
+        let gone = (0..<6).map { FaceObservation(box: PixelRect(x: 0, y: Double($0) * 60, w: 24, h: 24), score: 0.9) }
         var crowd = options
         crowd.crowdFaces = 8
         crowd.crowdCropsPerPass = 4
@@ -211,7 +211,7 @@ struct YuNetDetectorTests {
         #expect(abs(try #require(hinted.roll) - 20) <= 5)
         // A hint elsewhere in the frame is not used.
         var elsewhere = plain
-        elsewhere.box = (0, 0, 20, 20)
+        elsewhere.box = PixelRect(x: 0, y: 0, w: 20, h: 20)
         before = detector.refiner.forwardPasses
         _ = try detector.detect(in: image, gray: nil, limit: 1, hints: [elsewhere])
         #expect(detector.refiner.forwardPasses - before == plainPasses)

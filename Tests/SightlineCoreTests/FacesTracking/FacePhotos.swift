@@ -12,7 +12,7 @@ struct FacePhoto {
     let file: String
     /// The photo in gray.
     let image: ImageBuffer
-    let box: TrackGeometry.Box
+    let box: PixelRect<Double>
     let landmarks: FaceLandmarks
 
     /// Two distinct people (different photos) and a third for corrections;
@@ -35,7 +35,7 @@ struct FacePhoto {
         // The image-left eye is the subject's right eye.
         let landmarks = FaceLandmarks(rightEye: point(entry.landmarks["eyeImageLeft"] ?? []),
                                       leftEye: point(entry.landmarks["eyeImageRight"] ?? []))
-        let box = (x: entry.box[0], y: entry.box[1], w: entry.box[2], h: entry.box[3])
+        let box = PixelRect(x: entry.box[0], y: entry.box[1], w: entry.box[2], h: entry.box[3])
         return FacePhoto(file: which.file, image: image, box: box, landmarks: landmarks)
     }
 
@@ -98,7 +98,7 @@ struct AugmentedView {
                             about: centre, clockwiseDegrees: angle)
         let side = photo.box.w * scale
         frame = image
-        observation = FaceObservation(box: (x: c.x * scale - side / 2, y: c.y * scale - side / 2, w: side, h: side),
+        observation = FaceObservation(box: PixelRect(x: c.x * scale - side / 2, y: c.y * scale - side / 2, w: side, h: side),
                                       score: 0.9, landmarks: landmarks, roll: angle, yaw: 0)
     }
 
