@@ -168,6 +168,13 @@ public final class FaceAttributeReader {
     /// The face with `smile` and `eyesClosed` filled where they can be
     /// judged. `gray` is the frame the face was found in, 8-bit gray.
     public func read(_ face: FaceObservation, gray: ImageBuffer) throws -> FaceObservation {
+        var profile = FacePassProfile()
+        return try read(face, gray: gray, profile: &profile)
+    }
+
+    /// As `read`, adding the upright crop's time to `profile`'s `uprightCropSeconds`.
+    package func read(_ face: FaceObservation, gray: ImageBuffer, profile: inout FacePassProfile) throws
+        -> FaceObservation {
         guard Self.isWhollyInFrame(face.box, width: gray.width, height: gray.height) else {
             var cut = face
             cut.smile = nil
@@ -177,8 +184,9 @@ public final class FaceAttributeReader {
         guard let shapeModel else { return try cascadeRead(face, gray: gray) }
         // A Haar face whose eyes were not found is cut where a frontal face's
         // eyes sit in its box; its eyes are not judged (see below).
-        guard let crop = try UprightFaceCrop(gray: gray, landmarks: face.landmarks ?? Self.estimatedEyes(face.box))
-        else { return face }
+        guard let crop = try profile.timed(\.uprightCropSeconds, {
+            try UprightFaceCrop(gray: gray, landmarks: face.landmarks ?? Self.estimatedEyes(face.box))
+        }) else { return face }
         return try read(face, crop: crop, shape: shapeModel.fit(crop))
     }
 

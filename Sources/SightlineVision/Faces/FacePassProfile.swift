@@ -15,6 +15,9 @@ public struct FacePassProfile: Sendable, Equatable, Codable {
     public var personCheckSeconds = 0.0
     /// Smile and eyes readings (each one's upright crop, 68-point fit and eye looks).
     public var attributeSeconds = 0.0
+    /// The upright crops of the person check and the attribute readings
+    /// (part of `personCheckSeconds` and `attributeSeconds`).
+    public var uprightCropSeconds = 0.0
 
     /// Whether a fine pass ran.
     public var finePass = false
@@ -30,11 +33,11 @@ public struct FacePassProfile: Sendable, Equatable, Codable {
 
     public init() {}
 
-    /// The whole pass's measured seconds.
+    /// The whole pass's measured seconds (`uprightCropSeconds` is counted in its parts).
     public var seconds: Double { detectSeconds + cropSeconds + personCheckSeconds + attributeSeconds }
 
     /// Runs `body`, adding its time to the part at `part`.
-    mutating func timed<T>(_ part: WritableKeyPath<FacePassProfile, Double>, _ body: () throws -> T) rethrows -> T {
+    package mutating func timed<T>(_ part: WritableKeyPath<FacePassProfile, Double>, _ body: () throws -> T) rethrows -> T {
         let start = MonotonicClock.nanos()
         defer { self[keyPath: part] += Double(MonotonicClock.nanos() - start) / 1e9 }
         return try body()

@@ -31,8 +31,10 @@ package final class PersonFaceCheck {
 
     /// Whether the check takes `face` for a person's, on its upright crop
     /// from `gray`. A face without landmarks (none from YuNet) is kept.
-    package func isPerson(_ face: FaceObservation, gray: ImageBuffer) throws -> Bool {
-        guard let landmarks = face.landmarks, let crop = try UprightFaceCrop(gray: gray, landmarks: landmarks)
+    /// The crop's time is added to `profile`'s `uprightCropSeconds`.
+    package func isPerson(_ face: FaceObservation, gray: ImageBuffer, profile: inout FacePassProfile) throws -> Bool {
+        guard let landmarks = face.landmarks,
+              let crop = try profile.timed(\.uprightCropSeconds, { try UprightFaceCrop(gray: gray, landmarks: landmarks) })
         else { return true }
         let score = try score(crop)
         if FaceAttributeReader.traceMeasures {

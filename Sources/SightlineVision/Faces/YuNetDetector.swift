@@ -209,13 +209,11 @@ public final class YuNetDetector: FaceDetector {
         guard let attributes, !faces.isEmpty else { return faces }
         let attributeStart = MonotonicClock.nanos()
         defer { profile.attributeSeconds = Self.seconds(since: attributeStart) }
-        var reads = 0
         faces = try attributeSchedule.pass(faces, at: Double(MonotonicClock.nanos()) / 1e9,
                                            budget: crowd.attributesPerPass(options.attributesPerPass)) {
-            reads += 1
-            return try attributes.read($0, gray: gray)
+            profile.attributeReads += 1
+            return try attributes.read($0, gray: gray, profile: &profile)
         }
-        profile.attributeReads = reads
         return faces
     }
 
@@ -374,7 +372,7 @@ public final class YuNetDetector: FaceDetector {
                 break
             case .check:
                 profile.personChecks += 1
-                if try check.isPerson(face, gray: gray) { kept.append(face) } else { profile.refused += 1 }
+                if try check.isPerson(face, gray: gray, profile: &profile) { kept.append(face) } else { profile.refused += 1 }
             }
         }
         return kept
