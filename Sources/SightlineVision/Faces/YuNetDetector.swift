@@ -40,7 +40,7 @@ public final class YuNetDetector: FaceDetector {
         /// reads roll best; 224 costs half as much, 160 a quarter, each with
         /// a larger roll error (README, "Faces on a budget").
         public var trackedCropSize = LandmarkRefiner.defaultCropSize
-        /// A tracked face seen to hold still (see `refineInterval`: its last
+        /// A tracked face seen to hold still (see `LandmarkRereadSchedule.interval`: its last
         /// two readings, the track at the last one and the track now all
         /// within `steadyRollDegrees`; most faces, most of the time) waits
         /// this many times `refineEverySeconds` instead.
@@ -137,11 +137,11 @@ public final class YuNetDetector: FaceDetector {
     private let personCheck: PersonFaceCheck?
     /// The schedules of a live pass's extra looks, each keeping what it
     /// needs from one pass to the next.
-    private(set) var rereadSchedule: LandmarkRereadSchedule
+    private var rereadSchedule: LandmarkRereadSchedule
     private let personCheckSchedule: PersonCheckSchedule
-    private(set) var attributeSchedule: AttributeSchedule
-    /// The order of `fineTurns` in this round of fine passes (`fineTilt`).
-    private var fineOrder: [Double] = []
+    private var attributeSchedule: AttributeSchedule
+    /// The tilt each fine pass looks for.
+    private var fineTurns: FineTurnSchedule
     /// What the last pass did and where its time went.
     public private(set) var lastPass = FacePassProfile()
 
@@ -157,6 +157,7 @@ public final class YuNetDetector: FaceDetector {
         refiner.trackedCropSize = options.trackedCropSize
         attributes = options.attributes == nil ? nil : models.attributes
         personCheck = options.checkPersons ? models.personCheck : nil
+        fineTurns = FineTurnSchedule(turns: options.fineTurns)
         rereadSchedule = LandmarkRereadSchedule(options)
         personCheckSchedule = PersonCheckSchedule(perPass: options.personChecksPerPass)
         attributeSchedule = AttributeSchedule(everySeconds: options.attributesEverySeconds)
@@ -176,6 +177,13 @@ public final class YuNetDetector: FaceDetector {
     /// The live server's `crowdFaces`: eight tracked faces make a crowd.
     public static let liveCrowdFaces = 8
 
+    /// One pass: the frame-wide passes (`findFaces`, a fine one's tilt
+    /// from `fineTurns`), then the looks at
+    /// single faces a live pass paces: missed tracks confirmed by a crop,
+    /// landmarks read again upright (`rereadSchedule`), within a crowd's
+    /// budget (`CrowdBudget`); the person check of new faces
+    /// (`personCheckSchedule`) and the smile and eyes readings
+    /// (`attributeSchedule`). `lastPass` tells what it did and where its time went.
     public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Int?)
         throws -> [FaceObservation] {
         var profile = FacePassProfile()
@@ -239,7 +247,7 @@ public final class YuNetDetector: FaceDetector {
             // back by the tilt whose turn it is.
             profile.finePass = true
             let size = max(network.inputSize, min(options.fineInputSize, max(region.w, region.h)))
-            let tilt = fineTilt(fine, hints: hints)
+            let tilt = fineTurns.tilt(forPass: fine, hints: hints)
             let found = tilt == 0 ? try detectOnce(frame, region: region, limit: limit, inputSize: size)
                 : try detectTurned(frame, region: region, limit: limit, inputSize: size, angles: [-tilt])
             let usual = faces
@@ -396,34 +404,6 @@ public final class YuNetDetector: FaceDetector {
         lite.attributes = nil
         lite.personChecksPerPass = Self.cutFramePersonChecks
         return try YuNetDetector(modelPath: modelPath, options: lite)
-    }
-
-    /// The tilt the `fine`-th fine pass on a picture looks for. Each round
-    /// of `fineTurns` starts with the tilt nearest twice the median roll of
-    /// the faces already tracked (those read upright; their first-pass rolls
-    /// when none is), then the next nearest: the first pass on a
-    /// turned picture (a tilted camera, a crowd leaning one way) finds its
-    /// large faces, and the small ones, tilted like them, are looked for
-    /// first. With no face tracked the order is `fineTurns`' own.
-    func fineTilt(_ fine: Int, hints: [FaceObservation]) -> Double {
-        guard !options.fineTurns.isEmpty else { return 0 }
-        let count = options.fineTurns.count
-        if fine % count == 0 || fineOrder.count != count {
-            // Rolls read upright first: a first-pass roll reads a tilted face short.
-            let read = hints.compactMap(\.roll)
-            let rolls = (read.isEmpty ? hints.compactMap { FaceGeometry.withPose($0).roll } : read).sorted()
-            // The faces still to find lean further than those found: the
-            // usual (upright) passes find the nearer-upright ones first. So
-            // the round starts with the tilt nearest twice their median (a
-            // group read at 12° is looked for at +30° first, one at 4° upright).
-            let dominant = 2 * (rolls.isEmpty ? 0 : rolls[rolls.count / 2])
-            fineOrder = options.fineTurns.enumerated().sorted {
-                let a = abs(FaceGeometry.normalizedDegrees($0.element - dominant))
-                let b = abs(FaceGeometry.normalizedDegrees($1.element - dominant))
-                return a != b ? a < b : $0.offset < $1.offset
-            }.map(\.element)
-        }
-        return fineOrder[fine % count]
     }
 
     /// One live crop reading (`LandmarkRefiner.readFromTrack`) turned by

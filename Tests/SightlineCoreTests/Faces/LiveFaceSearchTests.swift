@@ -80,28 +80,6 @@ struct LiveFaceSearchTests {
         #expect(abs(try #require(face.roll) - Self.tilt) < 8)
     }
 
-    @Test("a round of fine passes looks first for the tilt of the faces already tracked, then the next nearest")
-    func finePassesStartNearTheTrackedTilt() throws {
-        let detector = try Self.live()
-        func round(_ rolls: [Double?], from first: Int = 0) -> [Double] {
-            let hints = rolls.map { FaceObservation(box: PixelRect(x: 100, y: 100, w: 60, h: 60), score: 0.9, roll: $0) }
-            return (first..<first + 3).map { detector.fineTilt($0, hints: hints) }
-        }
-        #expect(round([]) == [0, 30, -30])
-        #expect(round([24, 28, 31]) == [30, 0, -30])
-        #expect(round([-22, 4, -26]) == [-30, 0, 30])
-        #expect(round([2]) == [0, 30, -30])
-        // The faces still missing lean further than those found: a group read at 12° is
-        // looked for at +30° first, one at 4° upright.
-        #expect(round([12]) == [30, 0, -30])
-        #expect(round([-4, 4, 2]) == [0, 30, -30])
-        // Later rounds (one fine pass a second) look again at what is tracked then.
-        #expect(round([-40], from: 3) == [-30, 0, 30])
-        // The order holds through a round even as the tracked faces change.
-        #expect(detector.fineTilt(6, hints: [FaceObservation(box: PixelRect(x: 0, y: 0, w: 50, h: 50), score: 0.9, roll: 30)]) == 30)
-        #expect(detector.fineTilt(7, hints: []) == 0)
-    }
-
     @Test("a tracked face not read yet starts its reading from the landmarks that found it, not this pass's short roll")
     func unreadFacesStartFromTheirTrackedLandmarks() throws {
         // A face 55 px wide turned 30°: the usual pass finds it, and its own
