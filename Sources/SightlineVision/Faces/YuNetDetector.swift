@@ -177,12 +177,11 @@ public final class YuNetDetector: FaceDetector {
     /// The live server's `crowdFaces`: eight tracked faces make a crowd.
     public static let liveCrowdFaces = 8
 
-    /// One pass: the frame-wide passes (`findFaces`, a fine one's tilt
-    /// from `fineTurns`), then the looks at
-    /// single faces a live pass paces: missed tracks confirmed by a crop,
-    /// landmarks read again upright (`rereadSchedule`), within a crowd's
-    /// budget (`CrowdBudget`); the person check of new faces
-    /// (`personCheckSchedule`) and the smile and eyes readings
+    /// One pass: the frame-wide passes (`findFaces`; a fine one's tilt from
+    /// `fineTurns`), then the looks at single faces that a live pass paces:
+    /// missed tracks confirmed by a crop and landmarks read again upright
+    /// (`rereadSchedule`), within a crowd's budget (`CrowdBudget`); the person
+    /// check of new faces (`personCheckSchedule`); the smile and eyes readings
     /// (`attributeSchedule`). `lastPass` tells what it did and where its time went.
     public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Int?)
         throws -> [FaceObservation] {
