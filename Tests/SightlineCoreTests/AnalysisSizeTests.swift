@@ -125,7 +125,7 @@ import SightlineTesting
                 .map { face in
                     var face = face
                     let f = 1920.0 / Double(image.width)
-                    face.box = (face.box.x * f, face.box.y * f, face.box.w * f, face.box.h * f)
+                    face.box = PixelRect(x: face.box.x * f, y: face.box.y * f, w: face.box.w * f, h: face.box.h * f)
                     return face
                 }
         }

@@ -14,7 +14,7 @@ final class GatedFaceDetector: FaceDetector, @unchecked Sendable {
     func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] {
         lock.withLock { calls += 1 }
         gate.wait()
-        return [FaceObservation(box: (x: 40, y: 30, w: 50, h: 60), score: 0.9)]
+        return [FaceObservation(box: PixelRect(x: 40, y: 30, w: 50, h: 60), score: 0.9)]
     }
 }
 
@@ -121,7 +121,7 @@ final class GatedFaceDetector: FaceDetector, @unchecked Sendable {
         var calls = 0
         func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] {
             calls += 1
-            return frame.bytes[0] > 128 ? [FaceObservation(box: (x: 60, y: 40, w: 30, h: 30), score: 0.9, roll: 12)] : []
+            return frame.bytes[0] > 128 ? [FaceObservation(box: PixelRect(x: 60, y: 40, w: 30, h: 30), score: 0.9, roll: 12)] : []
         }
     }
 
@@ -202,7 +202,7 @@ final class FineRecordingDetector: FaceDetector, @unchecked Sendable {
     func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Int?) throws
         -> [FaceObservation] {
         lock.withLock { passes.append((Int(frame.bytes[0]), fine)) }
-        return [FaceObservation(box: (x: 40, y: 30, w: 50, h: 60), score: 0.9)]
+        return [FaceObservation(box: PixelRect(x: 40, y: 30, w: 50, h: 60), score: 0.9)]
     }
 }
 
@@ -212,7 +212,7 @@ final class CrowdFaceDetector: FaceDetector, @unchecked Sendable {
     func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] {
         (0..<12).map { (i: Int) -> FaceObservation in
             let x = Double(10 + (i % 4) * 75), y = Double(10 + (i / 4) * 75)
-            return FaceObservation(box: (x: x, y: y, w: 50, h: 50), score: 0.9)
+            return FaceObservation(box: PixelRect(x: x, y: y, w: 50, h: 50), score: 0.9)
         }
     }
 }
@@ -271,7 +271,7 @@ final class CrowdRecordingDetector: FaceDetector, @unchecked Sendable {
         return (0..<faces).map { (i: Int) -> FaceObservation in
             var x = Double(10 + (i % 4) * 75), y = Double(10 + (i / 4) * 75)
             if churn && i == faces - 1 { x = Double(10 + (pass % 2) * 225); y = 235 }
-            return FaceObservation(box: (x: x, y: y, w: 50, h: 50), score: 0.9)
+            return FaceObservation(box: PixelRect(x: x, y: y, w: 50, h: 50), score: 0.9)
         }
     }
 }

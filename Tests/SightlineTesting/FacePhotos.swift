@@ -8,7 +8,7 @@ package struct FacePhoto {
     package let file: String
     /// The photo in gray.
     package let image: ImageBuffer
-    package let box: TrackGeometry.Box
+    package let box: PixelRect<Double>
     package let landmarks: FaceLandmarks
 
     /// Two distinct people (different photos) and a third for corrections;
@@ -31,7 +31,7 @@ package struct FacePhoto {
         // The image-left eye is the subject's right eye.
         let landmarks = FaceLandmarks(rightEye: point(entry.landmarks["eyeImageLeft"] ?? []),
                                       leftEye: point(entry.landmarks["eyeImageRight"] ?? []))
-        let box = (x: entry.box[0], y: entry.box[1], w: entry.box[2], h: entry.box[3])
+        let box = PixelRect(x: entry.box[0], y: entry.box[1], w: entry.box[2], h: entry.box[3])
         return FacePhoto(file: which.file, image: image, box: box, landmarks: landmarks)
     }
 
@@ -94,7 +94,7 @@ package struct AugmentedView {
                             about: centre, clockwiseDegrees: angle)
         let side = photo.box.w * scale
         frame = image
-        observation = FaceObservation(box: (x: c.x * scale - side / 2, y: c.y * scale - side / 2, w: side, h: side),
+        observation = FaceObservation(box: PixelRect(x: c.x * scale - side / 2, y: c.y * scale - side / 2, w: side, h: side),
                                       score: 0.9, landmarks: landmarks, roll: angle, yaw: 0)
     }
 

@@ -13,7 +13,7 @@ package enum FaceTestData {
     package static let model640 = "face_detection_yunet_2023mar.onnx"
 
     package struct LabelledFace {
-        package var box: (x: Double, y: Double, w: Double, h: Double)
+        package var box: PixelRect<Double>
         package var roll: Double
         /// The five labelled points (iBUG-68 eye centres, nose tip, mouth corners).
         package var landmarks: FaceLandmarks?
@@ -56,7 +56,7 @@ package enum FaceTestData {
             guard let file = image["file"] as? String, let faces = image["faces"] as? [[String: Any]] else { continue }
             result[file] = faces.compactMap { face in
                 guard let box = face["box"] as? [Double], box.count == 4, let roll = face["roll"] as? Double else { return nil }
-                return LabelledFace(box: (box[0], box[1], box[2], box[3]), roll: roll,
+                return LabelledFace(box: PixelRect(x: box[0], y: box[1], w: box[2], h: box[3]), roll: roll,
                                     landmarks: (face["landmarks"] as? [String: [Double]]).flatMap(landmarks))
             }
         }

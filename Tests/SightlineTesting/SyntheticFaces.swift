@@ -30,7 +30,7 @@ package struct SyntheticFace {
         self.yaw = yaw
     }
 
-    package var box: TrackGeometry.Box { (x: centre.x - size / 2, y: centre.y - size / 2, w: size, h: size) }
+    package var box: PixelRect<Double> { PixelRect(x: centre.x - size / 2, y: centre.y - size / 2, w: size, h: size) }
 
     /// What a detector with a few pixels of jitter would report.
     package func observed(_ random: inout SeededRandom, jitter: Double = 3, angleNoise: Double = 3) -> FaceObservation {
@@ -39,7 +39,7 @@ package struct SyntheticFace {
         let eyeOffset = s * 0.2
         let landmarks = FaceLandmarks(rightEye: PixelPoint(x: c.x - eyeOffset, y: c.y - s * 0.1),
                                       leftEye: PixelPoint(x: c.x + eyeOffset, y: c.y - s * 0.1))
-        return FaceObservation(box: (x: c.x - s / 2, y: c.y - s / 2, w: s, h: s), score: 0.9, landmarks: landmarks,
+        return FaceObservation(box: PixelRect(x: c.x - s / 2, y: c.y - s / 2, w: s, h: s), score: 0.9, landmarks: landmarks,
                                roll: TrackGeometry.wrapDegrees(roll + random.uniform(-angleNoise...angleNoise)),
                                yaw: yaw + random.uniform(-angleNoise...angleNoise))
     }

@@ -32,6 +32,16 @@ public struct FaceBenchmark {
         /// only for eyes neither shut nor surely open), `personCheck` (the
         /// HOG second look, run on faces new to the tracker).
         public var stepsMsPerFace: [String: PipelineBenchmark.StageTiming]?
+        /// YuNet's pass part by part (`FacePassProfile`, the monotonic clock
+        /// around each part inside the detector), per frame: `detect`
+        /// (letterbox, forward pass, decoding and NMS), `crops` (the second
+        /// landmark pass's crops), `personCheck`, `attributes`, and
+        /// `uprightCrops` (the upright crops within the last two). Recognition
+        /// is the pipeline's (FaceService), not the detector's: not timed here.
+        public var passMsPerFrame: [String: PipelineBenchmark.StageTiming]?
+        /// What YuNet's passes did, per frame on average: `rereads` (faces a
+        /// crop read), `personChecks`, `refused`, `attributeReads`.
+        public var passCountsPerFrame: [String: Double]?
     }
 
     public struct Report: Codable, Sendable {
@@ -83,6 +93,7 @@ public struct FaceBenchmark {
         let reader = FaceAttributeReader()
         var samples: [Double] = [], attributeSamples: [Double] = [], faces = 0
         var steps: [String: [Double]] = [:]
+        var parts: [String: [Double]] = [:], counts: [String: Int] = [:]
         let check = withAttributes && reader.shapeModel != nil ? try PersonFaceCheck() : nil
         func timed<T>(_ step: String, _ body: () throws -> T) rethrows -> T {
             let t0 = MonotonicClock.nanos()
@@ -97,6 +108,17 @@ public struct FaceBenchmark {
             let found = try detector.detect(in: image, gray: gray, limit: 10)
             samples.append(Double(MonotonicClock.nanos() - t0) / 1e6)
             faces += found.count
+            if let pass = (detector as? YuNetDetector)?.lastPass {
+                for (part, seconds) in [("detect", pass.detectSeconds), ("crops", pass.cropSeconds),
+                                        ("personCheck", pass.personCheckSeconds), ("attributes", pass.attributeSeconds),
+                                        ("uprightCrops", pass.uprightCropSeconds)] {
+                    parts[part, default: []].append(seconds * 1000)
+                }
+                for (name, count) in [("rereads", pass.rereads), ("personChecks", pass.personChecks),
+                                      ("refused", pass.refused), ("attributeReads", pass.attributeReads)] {
+                    counts[name, default: 0] += count
+                }
+            }
             guard withAttributes else { continue }
             for face in found {
                 let t1 = MonotonicClock.nanos()
@@ -117,7 +139,10 @@ public struct FaceBenchmark {
                               detectionsPerSecond: (1000 / max(timing.mean, 1e-6)).rounded(toPlaces: 1),
                               facesPerFrame: (Double(faces) / Double(max(1, images.count))).rounded(toPlaces: 2),
                               attributesMsPerFace: attributeSamples.isEmpty ? nil : PipelineBenchmark.timing(attributeSamples),
-                              stepsMsPerFace: steps.isEmpty ? nil : steps.mapValues(PipelineBenchmark.timing))
+                              stepsMsPerFace: steps.isEmpty ? nil : steps.mapValues(PipelineBenchmark.timing),
+                              passMsPerFrame: parts.isEmpty ? nil : parts.mapValues(PipelineBenchmark.timing),
+                              passCountsPerFrame: counts.isEmpty ? nil
+                                : counts.mapValues { (Double($0) / Double(max(1, images.count))).rounded(toPlaces: 2) })
     }
 
     /// `frames` frames of the input (a still repeats), each letterboxed into width x height.

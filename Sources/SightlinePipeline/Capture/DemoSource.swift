@@ -32,7 +32,7 @@ public final class DemoSource: FrameSource {
     public static let faceLabel = "face"
     /// Where the face is in config/demo-face.jpg, normalized (measured with YuNet
     /// and checked by eye; the photo is turned so the face is upright, roll 0).
-    static let faceInPhoto = (x: 0.30, y: 0.226, w: 0.40, h: 0.516)
+    static let faceInPhoto = NormalizedBox(x: 0.30, y: 0.226, w: 0.40, h: 0.516)
     /// The face's roll swings through ±faceRollAmplitude degrees.
     public static let faceRollAmplitude = 35.0
     /// Seconds of each cycle, and the part of it in which the face is hidden.

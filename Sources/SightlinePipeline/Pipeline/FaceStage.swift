@@ -283,7 +283,7 @@ extension FaceObservation {
     /// The same face on the frame scaled by `factor` (box and landmarks; angles and readings unchanged).
     func scaled(by factor: Double) -> FaceObservation {
         var face = self
-        face.box = (box.x * factor, box.y * factor, box.w * factor, box.h * factor)
+        face.box = PixelRect(x: box.x * factor, y: box.y * factor, w: box.w * factor, h: box.h * factor)
         if var marks = landmarks {
             func scale(_ p: PixelPoint) -> PixelPoint { PixelPoint(x: p.x * factor, y: p.y * factor) }
             marks.rightEye = scale(marks.rightEye)

@@ -43,7 +43,7 @@ public struct AffineTransform: Sendable, Equatable {
         let centre = apply(PixelPoint(x: face.box.x + face.box.w / 2, y: face.box.y + face.box.h / 2))
         let scale = (a * a + d * d).squareRoot()
         let w = face.box.w * scale, h = face.box.h * scale
-        face.box = (centre.x - w / 2, centre.y - h / 2, w, h)
+        face.box = PixelRect(x: centre.x - w / 2, y: centre.y - h / 2, w: w, h: h)
         if let l = face.landmarks {
             face.landmarks = FaceLandmarks(rightEye: apply(l.rightEye), leftEye: apply(l.leftEye),
                                            nose: l.nose.map(apply), mouthRight: l.mouthRight.map(apply),

@@ -115,15 +115,15 @@ public final class FaceAttributeReader {
     /// (FaceAligner's layout, as LBPH uses, at a larger size).
     static let cropSize = 120
     static let aligner = FaceAligner(size: cropSize)
-    /// Windows in the crop, as fractions (x, y, w, h). The mouth sits about
+    /// Windows in the crop, as fractions of its side. The mouth sits about
     /// one eye distance below the eyes, at 0.78 of the crop.
-    static let mouthWindow = (x: 0.12, y: 0.62, w: 0.76, h: 0.38)
+    static let mouthWindow = NormalizedBox(x: 0.12, y: 0.62, w: 0.76, h: 0.38)
     /// Eye windows are centred on each eye, tight enough to leave out the
     /// eyebrow (a brow over a lid line looks like an eye to the cascade).
     /// Where each eye window is tried, as fractions of the crop (see openEyeConfidence).
     static let eyeWindowShifts: [(x: Double, y: Double)] = [(0, 0), (0, -0.03), (0, 0.03), (-0.03, 0), (0.03, 0)]
-    static func eyeWindow(centreX: Double) -> (x: Double, y: Double, w: Double, h: Double) {
-        (centreX - 0.15, 0.24, 0.3, 0.28)
+    static func eyeWindow(centreX: Double) -> NormalizedBox {
+        NormalizedBox(x: centreX - 0.15, y: 0.24, w: 0.3, h: 0.28)
     }
     /// The cascades' scale step inside the crop, and the sizes searched: a
     /// mouth is 0.35-0.45 of the crop wide and the smile cascade's box about
@@ -168,6 +168,13 @@ public final class FaceAttributeReader {
     /// The face with `smile` and `eyesClosed` filled where they can be
     /// judged. `gray` is the frame the face was found in, 8-bit gray.
     public func read(_ face: FaceObservation, gray: ImageBuffer) throws -> FaceObservation {
+        var profile = FacePassProfile()
+        return try read(face, gray: gray, profile: &profile)
+    }
+
+    /// As `read`, adding the upright crop's time to `profile`'s `uprightCropSeconds`.
+    package func read(_ face: FaceObservation, gray: ImageBuffer, profile: inout FacePassProfile) throws
+        -> FaceObservation {
         guard Self.isWhollyInFrame(face.box, width: gray.width, height: gray.height) else {
             var cut = face
             cut.smile = nil
@@ -177,8 +184,9 @@ public final class FaceAttributeReader {
         guard let shapeModel else { return try cascadeRead(face, gray: gray) }
         // A Haar face whose eyes were not found is cut where a frontal face's
         // eyes sit in its box; its eyes are not judged (see below).
-        guard let crop = try UprightFaceCrop(gray: gray, landmarks: face.landmarks ?? Self.estimatedEyes(face.box))
-        else { return face }
+        guard let crop = try profile.timed(\.uprightCropSeconds, {
+            try UprightFaceCrop(gray: gray, landmarks: face.landmarks ?? Self.estimatedEyes(face.box))
+        }) else { return face }
         return try read(face, crop: crop, shape: shapeModel.fit(crop))
     }
 
@@ -233,7 +241,7 @@ public final class FaceAttributeReader {
     /// by the frame's edge is not judged: the fit on what is left of it put
     /// the lids of faces half out of a panned group photo (insightface's
     /// t1.jpg) shut on every frame.
-    static func isWhollyInFrame(_ box: (x: Double, y: Double, w: Double, h: Double), width: Int, height: Int) -> Bool {
+    static func isWhollyInFrame(_ box: PixelRect<Double>, width: Int, height: Int) -> Bool {
         let slack = box.w * 0.1
         return box.x >= -slack && box.y >= -slack
             && box.x + box.w <= Double(width) + slack && box.y + box.h <= Double(height) + slack
@@ -271,7 +279,7 @@ public final class FaceAttributeReader {
     }
 
     /// Eye points for a box without landmarks: where a frontal face's eyes sit.
-    static func estimatedEyes(_ box: (x: Double, y: Double, w: Double, h: Double)) -> FaceLandmarks {
+    static func estimatedEyes(_ box: PixelRect<Double>) -> FaceLandmarks {
         let y = box.y + boxEyeHeight * box.h
         return FaceLandmarks(rightEye: PixelPoint(x: box.x + boxEyeInset * box.w, y: y),
                              leftEye: PixelPoint(x: box.x + (1 - boxEyeInset) * box.w, y: y))
@@ -319,7 +327,7 @@ public final class FaceAttributeReader {
     }
 
     /// A view of part of the crop (fractions of its side).
-    static func window(_ crop: ImageBuffer, _ part: (x: Double, y: Double, w: Double, h: Double)) -> slcv_image {
+    static func window(_ crop: ImageBuffer, _ part: NormalizedBox) -> slcv_image {
         let side = Double(crop.width)
         let x = max(0, Int(part.x * side)), y = max(0, Int(part.y * side))
         let w = min(crop.width - x, Int(part.w * side)), h = min(crop.height - y, Int(part.h * side))

@@ -57,7 +57,7 @@ package final class FaceFlow {
     /// How the face in `box` of `previous` (with its `landmarks`, if known)
     /// moved to `next`; nil when the images differ in size or the points do
     /// not agree on a face's motion.
-    package func motion(of box: TrackGeometry.Box, landmarks: FaceLandmarks?, from previous: ImageBuffer,
+    package func motion(of box: PixelRect<Double>, landmarks: FaceLandmarks?, from previous: ImageBuffer,
                 to next: ImageBuffer) throws -> Motion? {
         guard previous.channels == 1, next.channels == 1, previous.width == next.width,
               previous.height == next.height, box.w >= 4, box.h >= 4 else { return nil }

@@ -58,13 +58,18 @@ public enum FaceGeometry {
         return value
     }
 
-    public static func intersectionOverUnion(_ a: (x: Double, y: Double, w: Double, h: Double),
-                                             _ b: (x: Double, y: Double, w: Double, h: Double)) -> Double {
-        let ix = max(0, min(a.x + a.w, b.x + b.w) - max(a.x, b.x))
-        let iy = max(0, min(a.y + a.h, b.y + b.h) - max(a.y, b.y))
-        let intersection = ix * iy
-        let union = a.w * a.h + b.w * b.h - intersection
-        return union > 0 ? intersection / union : 0
+    public static func intersectionOverUnion(_ a: PixelRect<Double>, _ b: PixelRect<Double>) -> Double {
+        a.intersectionOverUnion(b)
+    }
+
+    /// The item whose box overlaps `target` most, if by at least
+    /// `sameFaceOverlap` IoU: the same face in another pass, or its track.
+    static func sameFace<T>(_ target: PixelRect<Double>, in items: [T],
+                            box: (T) -> PixelRect<Double>) -> T? {
+        guard let best = items.max(by: {
+            intersectionOverUnion(box($0), target) < intersectionOverUnion(box($1), target)
+        }) else { return nil }
+        return intersectionOverUnion(box(best), target) >= sameFaceOverlap ? best : nil
     }
 
     /// Greedy non-maximum suppression: the highest scores first, dropping

@@ -30,7 +30,7 @@ public struct FaceLandmarks: Sendable, Equatable, Codable {
 /// `box` is the face's own rectangle, centred on the face (x, y top-left of
 /// the unrotated box; a client draws it rotated by `roll` about its centre).
 public struct FaceObservation: Sendable, Equatable {
-    public var box: (x: Double, y: Double, w: Double, h: Double)
+    public var box: PixelRect<Double>
     public var score: Double
     public var landmarks: FaceLandmarks?
     /// Degrees, clockwise positive in image coordinates, in (-180, 180].
@@ -40,7 +40,7 @@ public struct FaceObservation: Sendable, Equatable {
     public var smile: Double?
     public var eyesClosed: Bool?
 
-    public init(box: (x: Double, y: Double, w: Double, h: Double), score: Double, landmarks: FaceLandmarks? = nil,
+    public init(box: PixelRect<Double>, score: Double, landmarks: FaceLandmarks? = nil,
                 roll: Double? = nil, yaw: Double? = nil, smile: Double? = nil, eyesClosed: Bool? = nil) {
         self.box = box; self.score = score; self.landmarks = landmarks
         self.roll = roll; self.yaw = yaw; self.smile = smile; self.eyesClosed = eyesClosed

@@ -142,7 +142,7 @@ public final class FaceTracker {
     }
 
     /// nil when the pair is outside the gates; otherwise lower is better.
-    func matchCost(predicted: TrackGeometry.Box, observed: TrackGeometry.Box) -> Double? {
+    func matchCost(predicted: PixelRect<Double>, observed: PixelRect<Double>) -> Double? {
         let iou = TrackGeometry.intersectionOverUnion(predicted, observed)
         let a = TrackGeometry.centre(predicted), b = TrackGeometry.centre(observed)
         let size = TrackGeometry.size(predicted)
@@ -318,7 +318,7 @@ private struct Track {
         return (velocity.x * dt, velocity.y * dt)
     }
 
-    func predictedBox(at time: TimeInterval, options: FaceTracker.Options) -> TrackGeometry.Box {
+    func predictedBox(at time: TimeInterval, options: FaceTracker.Options) -> PixelRect<Double> {
         observation(at: time, options: options).box
     }
 

@@ -28,7 +28,7 @@ final class HaarCascade {
     }
 
     /// Hits in the gray view's pixels.
-    func detect(_ gray: slcv_image, _ p: Parameters) throws -> [(x: Int, y: Int, w: Int, h: Int)] {
+    func detect(_ gray: slcv_image, _ p: Parameters) throws -> [PixelRect<Int>] {
         var found: Int32 = 0
         _ = try rects.withUnsafeMutableBufferPointer { buffer in
             try OpenCVError.check {
@@ -36,7 +36,7 @@ final class HaarCascade {
                                     Int32(p.maxSize), buffer.baseAddress, Int32(buffer.count), &found, $0)
             }
         }
-        return rects.prefix(Int(found)).map { (Int($0.x), Int($0.y), Int($0.width), Int($0.height)) }
+        return rects.prefix(Int(found)).map { PixelRect(x: Int($0.x), y: Int($0.y), w: Int($0.width), h: Int($0.height)) }
     }
 
     /// The confidence of the strongest window that passes the whole cascade

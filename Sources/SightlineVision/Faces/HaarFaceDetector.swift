@@ -76,7 +76,7 @@ public final class HaarFaceDetector: FaceDetector {
         guard limit > 0 else { return [] }
         let gray = try gray ?? ImageOps.gray(frame)
         let region = options.regionOfInterest.flatMap { $0.pixelRegion(width: gray.width, height: gray.height) }
-            ?? (0, 0, gray.width, gray.height)
+            ?? PixelRect(x: 0, y: 0, w: gray.width, h: gray.height)
         let boxes = try faceBoxes(gray, region: region)
             .sorted { $0.w * $0.h > $1.w * $1.h }
             .prefix(limit)
@@ -84,8 +84,8 @@ public final class HaarFaceDetector: FaceDetector {
     }
 
     /// Frontal-face hits in frame pixels, found on a reduced, equalized copy of the region.
-    private func faceBoxes(_ gray: ImageBuffer, region: (x: Int, y: Int, w: Int, h: Int)) throws
-        -> [(x: Double, y: Double, w: Double, h: Double)] {
+    private func faceBoxes(_ gray: ImageBuffer, region: PixelRect<Int>) throws
+        -> [PixelRect<Double>] {
         let scale = min(1, Double(options.maxWorkingWidth) / Double(region.w))
         let w = max(1, Int(Double(region.w) * scale)), h = max(1, Int(Double(region.h) * scale))
         let work = ImageBuffer(width: w, height: h, channels: 1)
@@ -94,11 +94,11 @@ public final class HaarFaceDetector: FaceDetector {
         try OpenCVError.check { slcv_equalize_hist(work.cView, work.cView, $0) }
         let hits = try faces.detect(work.cView, HaarCascade.Parameters(
             scaleFactor: options.scaleFactor, minNeighbors: options.minNeighbors, minSize: options.minFaceSize))
-        return hits.map { (Double(region.x) + Double($0.x) / scale, Double(region.y) + Double($0.y) / scale,
-                           Double($0.w) / scale, Double($0.h) / scale) }
+        return hits.map { PixelRect(x: Double(region.x) + Double($0.x) / scale, y: Double(region.y) + Double($0.y) / scale,
+                                    w: Double($0.w) / scale, h: Double($0.h) / scale) }
     }
 
-    private func describe(box: (x: Double, y: Double, w: Double, h: Double), gray: ImageBuffer) throws -> FaceObservation {
+    private func describe(box: PixelRect<Double>, gray: ImageBuffer) throws -> FaceObservation {
         var face = FaceObservation(box: box, score: 1)
         face.landmarks = try eyeLandmarks(box, gray: gray)
         face = FaceGeometry.withPose(face)
@@ -110,7 +110,7 @@ public final class HaarFaceDetector: FaceDetector {
     /// plain gray pixels (equalizing a whole face washes out eyes behind
     /// glasses), then on the equalized crop; every pair of hits is scored by
     /// face geometry (`EyePair`) and the best one kept.
-    private func eyeLandmarks(_ face: (x: Double, y: Double, w: Double, h: Double), gray: ImageBuffer) throws
+    private func eyeLandmarks(_ face: PixelRect<Double>, gray: ImageBuffer) throws
         -> FaceLandmarks? {
         guard let eyes, let crop = try EyeBand(gray: gray, face: face, width: options.eyeSearchWidth) else { return nil }
         for equalized in [false, true] {
@@ -141,7 +141,7 @@ private struct EyeBand {
     let eyeLine: Double
     let centreX: Double
 
-    init?(gray: ImageBuffer, face: (x: Double, y: Double, w: Double, h: Double), width: Int) throws {
+    init?(gray: ImageBuffer, face: PixelRect<Double>, width: Int) throws {
         let x0 = max(0, Int(face.x)), x1 = min(gray.width, Int(face.x + face.w))
         let y0 = max(0, Int(face.y + face.h * Self.top)), y1 = min(gray.height, Int(face.y + face.h * Self.bottom))
         guard x1 - x0 >= 8, y1 - y0 >= 4 else { return nil }

@@ -192,7 +192,8 @@ final class LandmarkRefiner {
             guard points.count == faces.count else { return nil }
             return PixelPoint(x: avg(points.map(\.x)), y: avg(points.map(\.y)))
         }
-        mean.box = (avg(faces.map(\.box.x)), avg(faces.map(\.box.y)), avg(faces.map(\.box.w)), avg(faces.map(\.box.h)))
+        mean.box = PixelRect(x: avg(faces.map(\.box.x)), y: avg(faces.map(\.box.y)), w: avg(faces.map(\.box.w)),
+                             h: avg(faces.map(\.box.h)))
         if let rightEye = point({ $0.rightEye }), let leftEye = point({ $0.leftEye }) {
             mean.landmarks = FaceLandmarks(rightEye: rightEye, leftEye: leftEye, nose: point { $0.nose },
                                            mouthRight: point { $0.mouthRight }, mouthLeft: point { $0.mouthLeft })

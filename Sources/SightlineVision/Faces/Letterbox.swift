@@ -40,12 +40,12 @@ struct Letterbox: Equatable {
 /// A region of interest as a normalized rectangle, clipped to a frame in pixels.
 extension NormalizedBox {
     /// The pixel rectangle inside a width x height frame; nil when empty.
-    func pixelRegion(width: Int, height: Int) -> (x: Int, y: Int, w: Int, h: Int)? {
+    func pixelRegion(width: Int, height: Int) -> PixelRect<Int>? {
         let x0 = Int((max(0, min(1, x)) * Double(width)).rounded())
         let y0 = Int((max(0, min(1, y)) * Double(height)).rounded())
         let x1 = Int((max(0, min(1, x + w)) * Double(width)).rounded())
         let y1 = Int((max(0, min(1, y + h)) * Double(height)).rounded())
         guard x1 > x0, y1 > y0 else { return nil }
-        return (x0, y0, x1 - x0, y1 - y0)
+        return PixelRect(x: x0, y: y0, w: x1 - x0, h: y1 - y0)
     }
 }

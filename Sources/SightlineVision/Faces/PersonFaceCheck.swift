@@ -29,6 +29,22 @@ package final class PersonFaceCheck {
 
     deinit { slcv_hog_faces_release(handle) }
 
+    /// Whether the check takes `face` for a person's, on its upright crop
+    /// from `gray`. A face without landmarks (none from YuNet) is kept.
+    /// The crop's time is added to `profile`'s `uprightCropSeconds`.
+    package func isPerson(_ face: FaceObservation, gray: ImageBuffer, profile: inout FacePassProfile) throws -> Bool {
+        guard let landmarks = face.landmarks,
+              let crop = try profile.timed(\.uprightCropSeconds, { try UprightFaceCrop(gray: gray, landmarks: landmarks) })
+        else { return true }
+        let score = try score(crop)
+        if FaceAttributeReader.traceMeasures {
+            let line = String(format: "{\"box\": [%.1f, %.1f, %.1f, %.1f], \"score\": %.3f, \"hog\": %.3f}\n",
+                              face.box.x, face.box.y, face.box.w, face.box.h, face.score, score)
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+        return score >= Self.minScore
+    }
+
     /// The HOG detector's best score for a face near the crop's box (its
     /// centre within a third of the box of the crop's centre); `searchThreshold` when none.
     package func score(_ crop: UprightFaceCrop) throws -> Double {

@@ -26,9 +26,9 @@ package struct UprightFaceCrop {
     /// Crop pixels to frame pixels.
     let toFrame: AffineTransform
     /// The face's dlib box in the crop: (left, top, side).
-    var box: (x: Double, y: Double, w: Double, h: Double) {
+    var box: PixelRect<Double> {
         let margin = (Double(Self.side) - Self.boxSide) / 2
-        return (margin, margin, Self.boxSide, Self.boxSide)
+        return PixelRect(x: margin, y: margin, w: Self.boxSide, h: Self.boxSide)
     }
     /// The box's width in frame pixels.
     let frameBoxWidth: Double

@@ -75,7 +75,7 @@ public struct YuNetDecoder: Sendable {
             }
             let landmarks = FaceLandmarks(rightEye: point(0), leftEye: point(1), nose: point(2),
                                           mouthRight: point(3), mouthLeft: point(4))
-            faces.append(FaceObservation(box: (cx - w / 2, cy - h / 2, w, h), score: score, landmarks: landmarks))
+            faces.append(FaceObservation(box: PixelRect(x: cx - w / 2, y: cy - h / 2, w: w, h: h), score: score, landmarks: landmarks))
         }
         return faces
     }

@@ -40,7 +40,7 @@ public final class YuNetDetector: FaceDetector {
         /// reads roll best; 224 costs half as much, 160 a quarter, each with
         /// a larger roll error (README, "Faces on a budget").
         public var trackedCropSize = LandmarkRefiner.defaultCropSize
-        /// A tracked face seen to hold still (see `refineInterval`: its last
+        /// A tracked face seen to hold still (see `LandmarkRereadSchedule.interval`: its last
         /// two readings, the track at the last one and the track now all
         /// within `steadyRollDegrees`; most faces, most of the time) waits
         /// this many times `refineEverySeconds` instead.
@@ -135,21 +135,15 @@ public final class YuNetDetector: FaceDetector {
     private var inputs: [[Int]: ImageBuffer] = [:]
     private let attributes: FaceAttributeReader?
     private let personCheck: PersonFaceCheck?
-    /// Faces refused by the person check (for tests).
-    private(set) var refusedFaces = 0
-    /// The faces of the last pass with their last landmark reading (below,
-    /// `attributed`: their last smile and eyes reading).
-    private var refined: [RefineRecord] = []
-    /// Faces read for attributes under live pacing (for tests).
-    private(set) var attributeReads = 0
-    /// Missed tracks found again by a confirming crop, and fine passes run (for tests).
-    private(set) var confirmations = 0
-    private(set) var finePasses = 0
-    /// The turn of the first crop of the last live reading (for tests).
-    private(set) var lastReadStart: Double?
-    /// The order of `fineTurns` in this round of fine passes (`fineTilt`).
-    private var fineOrder: [Double] = []
-    private var attributed: [AttributeRecord] = []
+    /// The schedules of a live pass's extra looks, each keeping what it
+    /// needs from one pass to the next.
+    private var rereadSchedule: LandmarkRereadSchedule
+    private let personCheckSchedule: PersonCheckSchedule
+    private var attributeSchedule: AttributeSchedule
+    /// The tilt each fine pass looks for.
+    private var fineTurns: FineTurnSchedule
+    /// What the last pass did and where its time went.
+    public private(set) var lastPass = FacePassProfile()
 
     /// `models`: loaded parts shared with other cameras' detectors, all used
     /// on one thread (`FaceSharing`); nil: loaded for this detector alone.
@@ -163,6 +157,10 @@ public final class YuNetDetector: FaceDetector {
         refiner.trackedCropSize = options.trackedCropSize
         attributes = options.attributes == nil ? nil : models.attributes
         personCheck = options.checkPersons ? models.personCheck : nil
+        fineTurns = FineTurnSchedule(turns: options.fineTurns)
+        rereadSchedule = LandmarkRereadSchedule(options)
+        personCheckSchedule = PersonCheckSchedule(perPass: options.personChecksPerPass)
+        attributeSchedule = AttributeSchedule(everySeconds: options.attributesEverySeconds)
     }
 
     public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] {
@@ -179,22 +177,63 @@ public final class YuNetDetector: FaceDetector {
     /// The live server's `crowdFaces`: eight tracked faces make a crowd.
     public static let liveCrowdFaces = 8
 
-    /// A hint (a tracked face) overlapping a found face by at least this IoU
-    /// gives it its roll as the second pass's start.
-    static let hintOverlap = FaceGeometry.sameFaceOverlap
-
+    /// One pass: the frame-wide passes (`findFaces`; a fine one's tilt from
+    /// `fineTurns`), then the looks at single faces that a live pass paces:
+    /// missed tracks confirmed by a crop and landmarks read again upright
+    /// (`rereadSchedule`), within a crowd's budget (`CrowdBudget`); the person
+    /// check of new faces (`personCheckSchedule`); the smile and eyes readings
+    /// (`attributeSchedule`). `lastPass` tells what it did and where its time went.
     public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Int?)
         throws -> [FaceObservation] {
+        var profile = FacePassProfile()
+        defer { lastPass = profile }
         guard limit > 0, let region = searchRegion(frame) else { return [] }
-        let crowd = options.crowdFaces.map { hints.count >= $0 } ?? false
-        var faces = try detectOnce(frame, region: region, limit: crowd ? Int.max : limit, inputSize: network.inputSize)
-        // A crowd with more faces in view than the limit keeps the faces it
-        // tracks (the best-scored of the rest fill what is left), rather
-        // than the best-scored whatever they are: scores of faces that alike
-        // trade places from pass to pass, and each trade would end a track
-        // and start one (a new id, a person check, an upright reading).
-        if crowd, faces.count > limit { faces = Self.trackedFirst(faces, hints: hints, limit: limit) }
-        // Faces from this index on were found on a turned frame.
+        var crowd = CrowdBudget(options, tracked: hints.count)
+        var (faces, turnedFrom) = try findFaces(in: frame, region: region, limit: limit, hints: hints, fine: fine,
+                                                crowd: crowd, profile: &profile)
+        let now = Double(MonotonicClock.nanos()) / 1e9
+        let cropStart = MonotonicClock.nanos()
+        rereadSchedule.beginPass()
+        // Faces found by a confirming crop (already read upright), or carried
+        // past a crowd's crop budget: not read again in this pass.
+        var confirmed = Set<Int>(), unrefined = Set<Int>()
+        if options.confirmMissedTracks {
+            try confirmMissedTracks(&faces, hints: hints, in: frame, limit: limit, now: now, crowd: &crowd,
+                                    confirmed: &confirmed, unrefined: &unrefined, profile: &profile)
+        }
+        if options.refineLandmarks {
+            try readLandmarks(&faces, skipping: confirmed, hints: hints, in: frame, turnedFrom: turnedFrom, now: now,
+                              crowd: &crowd, unrefined: &unrefined, profile: &profile)
+        }
+        if options.refineLandmarks || options.confirmMissedTracks { rereadSchedule.endPass() }
+        profile.cropSeconds = Self.seconds(since: cropStart)
+        faces = faces.map(FaceGeometry.withPose)
+        // A first-pass roll reads tilted faces short; the tracker's own is better.
+        for index in unrefined { faces[index].roll = nil }
+        guard !faces.isEmpty else { return faces }
+        let gray = try gray ?? ImageOps.gray(frame)
+        if let personCheck { faces = try checkPersons(faces, hints: hints, gray: gray, check: personCheck, profile: &profile) }
+        guard let attributes, !faces.isEmpty else { return faces }
+        let attributeStart = MonotonicClock.nanos()
+        defer { profile.attributeSeconds = Self.seconds(since: attributeStart) }
+        faces = try attributeSchedule.pass(faces, at: Double(MonotonicClock.nanos()) / 1e9,
+                                           budget: crowd.attributesPerPass(options.attributesPerPass)) {
+            profile.attributeReads += 1
+            return try attributes.read($0, gray: gray, profile: &profile)
+        }
+        return faces
+    }
+
+    /// The frame-wide passes: the usual one, a fine one when `fine` asks for
+    /// it, and the rotation fallback when they found nothing. `turnedFrom`:
+    /// the faces from this index on were found on a turned frame.
+    private func findFaces(in frame: ImageBuffer, region: PixelRect<Int>, limit: Int,
+                           hints: [FaceObservation], fine: Int?, crowd: CrowdBudget,
+                           profile: inout FacePassProfile) throws -> (faces: [FaceObservation], turnedFrom: Int) {
+        let start = MonotonicClock.nanos()
+        defer { profile.detectSeconds = Self.seconds(since: start) }
+        var faces = try detectOnce(frame, region: region, limit: crowd.searchLimit(limit), inputSize: network.inputSize)
+        faces = crowd.kept(faces, hints: hints, limit: limit)
         var turnedFrom = Int.max
         // A fine pass adds faces only below the limit: with the usual pass's
         // faces already at it (a crowd at `maxFaces`), its result would be
@@ -205,13 +244,13 @@ public final class YuNetDetector: FaceDetector {
             // at the region at up to `fineInputSize` on its long side (never
             // smaller than the model's size, never upscaled past 1:1), turned
             // back by the tilt whose turn it is.
-            finePasses += 1
+            profile.finePass = true
             let size = max(network.inputSize, min(options.fineInputSize, max(region.w, region.h)))
-            let tilt = fineTilt(fine, hints: hints)
+            let tilt = fineTurns.tilt(forPass: fine, hints: hints)
             let found = tilt == 0 ? try detectOnce(frame, region: region, limit: limit, inputSize: size)
                 : try detectTurned(frame, region: region, limit: limit, inputSize: size, angles: [-tilt])
             let usual = faces
-            faces += found.filter { Self.overlapping($0.box, in: usual, box: { $0.box }) == nil }
+            faces += found.filter { FaceGeometry.sameFace($0.box, in: usual, box: { $0.box }) == nil }
             faces = Array(faces.prefix(limit))
             if tilt != 0 { turnedFrom = usual.count }
         }
@@ -219,177 +258,135 @@ public final class YuNetDetector: FaceDetector {
             faces = try detectTurned(frame, region: region, limit: limit, inputSize: network.inputSize,
                                      angles: options.rotationFallbackAngles)
         }
-        let now = Double(MonotonicClock.nanos()) / 1e9
-        var records: [RefineRecord] = []
-        // Faces found by a confirming crop (already read upright), or carried
-        // past a crowd's crop budget: not read again in this pass.
-        var confirmed = Set<Int>()
-        var unrefined = Set<Int>()
-        var cropsLeft = crowd ? options.crowdCropsPerPass : Int.max
-        /// When a face was last read by a crop (confirmed or read upright): -inf never.
-        func lastRead(_ box: (x: Double, y: Double, w: Double, h: Double)) -> Double {
-            Self.overlapping(box, in: refined, box: { $0.box })?.at ?? -.infinity
-        }
-        if options.confirmMissedTracks {
-            var missed = hints.filter { Self.overlapping($0.box, in: faces, box: { $0.box }) == nil }
-            if crowd { missed = Self.longestAgoFirst(missed, readAt: missed.map { lastRead($0.box) }) }
-            for hint in missed where faces.count < limit {
-                guard cropsLeft > 0 else {
-                    // A crowd's budget is spent: carried as predicted (no roll
-                    // reading: the tracker carries its own), looked at first next time.
-                    var carried = hint
-                    carried.roll = nil
-                    unrefined.insert(faces.count)
-                    confirmed.insert(faces.count)
-                    faces.append(carried)
-                    if let last = Self.overlapping(hint.box, in: refined, box: { $0.box }) {
-                        records.append(last.carried(to: hint.box))
-                    }
-                    continue
-                }
-                cropsLeft -= 1
-                // A face reported before its upright reading has no tracked
-                // roll yet; its landmarks' roll (from a turned fine pass, say) is nearer than upright.
-                let roll = hint.roll ?? FaceGeometry.withPose(hint).roll ?? 0
-                guard let found = try refiner.confirm(hint, in: frame, roll: roll, minScore: options.scoreThreshold,
-                                                      side: crowd ? crowdCropSide(hint) : nil) else { continue }
-                confirmations += 1
-                confirmed.insert(faces.count)
-                faces.append(found)
-                let last = Self.overlapping(found.box, in: refined, box: { $0.box })
-                records.append(RefineRecord(box: found.box, at: now, tracked: hint.roll,
-                                            reading: FaceGeometry.withPose(found).roll,
-                                            previousReading: last?.reading))
-            }
-        }
-        var newFacesRead = 0
-        if options.refineLandmarks {
-            // A crowd's budget goes to the faces read longest ago first.
-            let order = crowd ? Self.longestAgoFirst(Array(faces.indices), readAt: faces.map { lastRead($0.box) })
-                : Array(faces.indices)
-            for index in order where !confirmed.contains(index) {
-                let face = faces[index]
-                let hint = Self.overlapping(face.box, in: hints.filter { $0.roll != nil }, box: { $0.box })?.roll
-                let last = Self.overlapping(face.box, in: refined, box: { $0.box })
-                if options.refineEverySeconds > 0 {
-                    let isNew = Self.overlapping(face.box, in: hints, box: { $0.box }) == nil
-                    let interval = hint.flatMap { tracked in last.map { refineInterval($0, tracked: tracked) } }
-                    // Passes come on frame times, a little early or late: a pass
-                    // due within a fifth of the interval counts as due.
-                    if let interval, let last, now - last.at < interval * 0.8 {
-                        unrefined.insert(index)
-                        records.append(last.carried(to: face.box))
-                    } else if isNew, let atOnce = options.newFacesReadAtOnce, newFacesRead >= atOnce {
-                        // New to the tracker: boxed now, read upright on the next pass.
-                        unrefined.insert(index)
-                    } else if cropsLeft <= 0 {
-                        // A crowd's budget is spent: its last reading stands (none: none yet).
-                        unrefined.insert(index)
-                        if let last { records.append(last.carried(to: face.box)) }
-                    } else {
-                        if crowd { cropsLeft -= 1 }
-                        // One crop turned by the tracked roll; for a face new to
-                        // the tracker by its first-pass roll (one or two forward
-                        // passes, not the full search's up to six per start), so
-                        // the pass that finds new faces (a cut, a person walking
-                        // in) reports them at once.
-                        if isNew { newFacesRead += 1 }
-                        // The first-pass roll of a face found on a turned frame leans
-                        // towards that turn: its crop starts there (a head tilted like
-                        // the turn, which is why that pass found it, is read from near
-                        // its tilt), and upright is read too when that crop scores low
-                        // (an upright face the turned pass happened to find).
-                        let landmarkRoll = FaceGeometry.withPose(face).roll ?? 0
-                        let first = index >= turnedFrom ? 0 : landmarkRoll
-                        // A tracked face not read yet (reported before its reading)
-                        // starts from the landmarks of the pass that found it: a
-                        // turned fine pass sees a tilted face's roll where this
-                        // upright pass reads it short (its landmarks put a 48-pixel
-                        // face at 35° near 3°, where its crop read it, and its
-                        // track went upright and lost it).
-                        let unread = hint == nil && !isNew
-                            ? Self.overlapping(face.box, in: hints, box: { $0.box }).flatMap { FaceGeometry.withPose($0).roll }
-                            : nil
-                        faces[index] = try readLive(face, in: frame, start: hint ?? unread ?? landmarkRoll, otherwise: first,
-                                                    side: crowd ? crowdCropSide(face) : nil)
-                        records.append(RefineRecord(box: faces[index].box, at: now, tracked: hint,
-                                                    reading: FaceGeometry.withPose(faces[index]).roll,
-                                                    previousReading: hint == nil ? nil : last?.reading,
-                                                    waited: interval ?? options.refineEverySeconds))
-                    }
-                } else {
-                    faces[index] = try refiner.refine(face, in: frame, startRoll: hint)
-                    records.append(RefineRecord(box: faces[index].box, at: now, tracked: hint,
-                                                reading: FaceGeometry.withPose(faces[index]).roll, previousReading: nil))
-                }
-            }
-        }
-        if options.refineLandmarks || options.confirmMissedTracks { refined = records }
-        faces = faces.map(FaceGeometry.withPose)
-        // A first-pass roll reads tilted faces short; the tracker's own is better.
-        for index in unrefined { faces[index].roll = nil }
-        guard !faces.isEmpty else { return faces }
-        let gray = try gray ?? ImageOps.gray(frame)
-        if let personCheck {
-            let isNew = faces.map { Self.overlapping($0.box, in: hints, box: { $0.box }) == nil }
-            let checked = Set(faces.indices.filter { isNew[$0] }.sorted { faces[$0].box.w > faces[$1].box.w }
-                .prefix(options.personChecksPerPass ?? Int.max))
-            var kept: [FaceObservation] = []
-            for index in faces.indices {
-                if !isNew[index] {
-                    kept.append(faces[index])
-                } else if checked.contains(index) {
-                    if try Self.isPerson(faces[index], gray: gray, check: personCheck) {
-                        kept.append(faces[index])
-                    } else {
-                        refusedFaces += 1
-                    }
-                }
-            }
-            faces = kept
-        }
-        guard let attributes, !faces.isEmpty else { return faces }
-        guard options.attributesEverySeconds > 0 else { return try faces.map { try attributes.read($0, gray: gray) } }
-        let readAt = Double(MonotonicClock.nanos()) / 1e9
-        var attributeRecords: [AttributeRecord] = []
-        let lasts = faces.map { face in Self.overlapping(face.box, in: attributed, box: { $0.box }) }
-        let due = faces.indices.filter { index in
-            guard let last = lasts[index] else { return true }
-            return readAt - last.at >= options.attributesEverySeconds * 0.8
-        }
-        // Never read first, then the largest; up to the pass's budget.
-        let read = Set(due.sorted { a, b in
-            (lasts[a] == nil) != (lasts[b] == nil) ? lasts[a] == nil : faces[a].box.w > faces[b].box.w
-        }.prefix(crowd ? options.crowdAttributesPerPass : options.attributesPerPass ?? Int.max))
-        for index in faces.indices {
-            if read.contains(index) {
-                faces[index] = try attributes.read(faces[index], gray: gray)
-                attributeReads += 1
-                var eyes = lasts[index]?.eyes ?? SteadyEyes()
-                faces[index].eyesClosed = eyes.add(faces[index].eyesClosed)
-                attributeRecords.append(AttributeRecord(box: faces[index].box, at: readAt, smile: faces[index].smile, eyes: eyes))
-            } else if let last = lasts[index] {
-                faces[index].smile = last.smile
-                faces[index].eyesClosed = last.eyes.shown
-                attributeRecords.append(AttributeRecord(box: faces[index].box, at: last.at, smile: last.smile, eyes: last.eyes))
-            }
-        }
-        attributed = attributeRecords
-        return faces
+        return (faces, turnedFrom)
     }
 
-    /// Whether the person check takes the face for a person's. A face
-    /// without landmarks (none from YuNet) is kept.
-    static func isPerson(_ face: FaceObservation, gray: ImageBuffer, check: PersonFaceCheck) throws -> Bool {
-        guard let landmarks = face.landmarks, let crop = try UprightFaceCrop(gray: gray, landmarks: landmarks)
-        else { return true }
-        let score = try check.score(crop)
-        if FaceAttributeReader.traceMeasures {
-            let line = String(format: "{\"box\": [%.1f, %.1f, %.1f, %.1f], \"score\": %.3f, \"hog\": %.3f}\n",
-                              face.box.x, face.box.y, face.box.w, face.box.h, face.score, score)
-            FileHandle.standardError.write(Data(line.utf8))
+    /// Live (`confirmMissedTracks`): each tracked face (hint) the frame-wide
+    /// passes missed is looked for on a crop where it was predicted, while
+    /// the pass has room under `limit`; found, it is added (`confirmed`: read
+    /// upright already). Past a crowd's crop budget it is added as predicted,
+    /// without a roll (`unrefined`), to be looked at first next time.
+    private func confirmMissedTracks(_ faces: inout [FaceObservation], hints: [FaceObservation], in frame: ImageBuffer,
+                                     limit: Int, now: Double, crowd: inout CrowdBudget, confirmed: inout Set<Int>,
+                                     unrefined: inout Set<Int>, profile: inout FacePassProfile) throws {
+        let found = faces
+        let missed = crowd.cropOrder(hints.filter { FaceGeometry.sameFace($0.box, in: found, box: { $0.box }) == nil },
+                                     readAt: { rereadSchedule.lastReadAt($0.box) })
+        for hint in missed where faces.count < limit {
+            guard crowd.takeCrop() else {
+                // A crowd's budget is spent: carried as predicted (no roll
+                // reading: the tracker carries its own), looked at first next time.
+                var carried = hint
+                carried.roll = nil
+                unrefined.insert(faces.count)
+                confirmed.insert(faces.count)
+                faces.append(carried)
+                rereadSchedule.carry(rereadSchedule.last(hint.box), to: hint.box)
+                continue
+            }
+            // A face reported before its upright reading has no tracked
+            // roll yet; its landmarks' roll (from a turned fine pass, say) is nearer than upright.
+            let roll = hint.roll ?? FaceGeometry.withPose(hint).roll ?? 0
+            guard let found = try refiner.confirm(hint, in: frame, roll: roll, minScore: options.scoreThreshold,
+                                                  side: crowd.cropSide(for: hint)) else { continue }
+            profile.confirmations += 1
+            confirmed.insert(faces.count)
+            faces.append(found)
+            rereadSchedule.record(.init(box: found.box, at: now, tracked: hint.roll,
+                                        reading: FaceGeometry.withPose(found).roll,
+                                        previousReading: rereadSchedule.last(found.box)?.reading))
         }
-        return score >= PersonFaceCheck.minScore
+    }
+
+    /// The second landmark pass over the faces not `confirmed`: every face
+    /// fully (still photos), or live as `rereadSchedule` paces it, within a
+    /// crowd's crop budget. A face left unread is added to `unrefined`.
+    private func readLandmarks(_ faces: inout [FaceObservation], skipping confirmed: Set<Int>, hints: [FaceObservation],
+                               in frame: ImageBuffer, turnedFrom: Int, now: Double, crowd: inout CrowdBudget,
+                               unrefined: inout Set<Int>, profile: inout FacePassProfile) throws {
+        // A crowd's budget goes to the faces read longest ago first.
+        let boxes = faces.map(\.box)
+        let order = crowd.cropOrder(Array(faces.indices), readAt: { rereadSchedule.lastReadAt(boxes[$0]) })
+        let rolled = hints.filter { $0.roll != nil }
+        for index in order where !confirmed.contains(index) {
+            let face = faces[index]
+            let hint = FaceGeometry.sameFace(face.box, in: rolled, box: { $0.box })?.roll
+            guard rereadSchedule.isPaced else {
+                faces[index] = try refiner.refine(face, in: frame, startRoll: hint)
+                profile.rereads += 1
+                rereadSchedule.record(.init(box: faces[index].box, at: now, tracked: hint,
+                                            reading: FaceGeometry.withPose(faces[index]).roll, previousReading: nil))
+                continue
+            }
+            let isNew = FaceGeometry.sameFace(face.box, in: hints, box: { $0.box }) == nil
+            switch rereadSchedule.decide(face.box, tracked: hint, isNew: isNew, now: now) {
+            case .notDue, .newFaceWaits:
+                // Read a moment ago (its reading carried), or new to the
+                // tracker past those read at once: boxed now, read upright on the next pass.
+                unrefined.insert(index)
+            case .due(let last, let interval):
+                guard crowd.takeCrop() else {
+                    // A crowd's budget is spent: its last reading stands (none: none yet).
+                    unrefined.insert(index)
+                    rereadSchedule.carry(last, to: face.box)
+                    continue
+                }
+                // One crop turned by the tracked roll; for a face new to
+                // the tracker by its first-pass roll (one or two forward
+                // passes, not the full search's up to six per start), so
+                // the pass that finds new faces (a cut, a person walking
+                // in) reports them at once.
+                rereadSchedule.reading(isNew: isNew)
+                // The first-pass roll of a face found on a turned frame leans
+                // towards that turn: its crop starts there (a head tilted like
+                // the turn, which is why that pass found it, is read from near
+                // its tilt), and upright is read too when that crop scores low
+                // (an upright face the turned pass happened to find).
+                let landmarkRoll = FaceGeometry.withPose(face).roll ?? 0
+                let first = index >= turnedFrom ? 0 : landmarkRoll
+                // A tracked face not read yet (reported before its reading)
+                // starts from the landmarks of the pass that found it: a
+                // turned fine pass sees a tilted face's roll where this
+                // upright pass reads it short (its landmarks put a 48-pixel
+                // face at 35° near 3°, where its crop read it, and its
+                // track went upright and lost it).
+                let unread = hint == nil && !isNew
+                    ? FaceGeometry.sameFace(face.box, in: hints, box: { $0.box }).flatMap { FaceGeometry.withPose($0).roll }
+                    : nil
+                faces[index] = try readLive(face, in: frame, start: hint ?? unread ?? landmarkRoll, otherwise: first,
+                                            side: crowd.cropSide(for: face))
+                profile.rereads += 1
+                rereadSchedule.record(.init(box: faces[index].box, at: now, tracked: hint,
+                                            reading: FaceGeometry.withPose(faces[index]).roll,
+                                            previousReading: hint == nil ? nil : last?.reading,
+                                            waited: interval ?? options.refineEverySeconds))
+            }
+        }
+    }
+
+    /// The faces the person check keeps: those tracked already, and the new
+    /// ones `personCheckSchedule` has checked that it takes for a person's.
+    private func checkPersons(_ faces: [FaceObservation], hints: [FaceObservation], gray: ImageBuffer,
+                              check: PersonFaceCheck, profile: inout FacePassProfile) throws -> [FaceObservation] {
+        let start = MonotonicClock.nanos()
+        defer { profile.personCheckSeconds = Self.seconds(since: start) }
+        var kept: [FaceObservation] = []
+        for (face, verdict) in zip(faces, personCheckSchedule.plan(faces, hints: hints)) {
+            switch verdict {
+            case .tracked:
+                kept.append(face)
+            case .leftOut:
+                break
+            case .check:
+                profile.personChecks += 1
+                if try check.isPerson(face, gray: gray, profile: &profile) { kept.append(face) } else { profile.refused += 1 }
+            }
+        }
+        return kept
+    }
+
+    private static func seconds(since start: UInt64) -> Double {
+        Double(MonotonicClock.nanos() - start) / 1e9
     }
 
     /// A second detector on the same model for the frame of a cut
@@ -408,34 +405,6 @@ public final class YuNetDetector: FaceDetector {
         return try YuNetDetector(modelPath: modelPath, options: lite)
     }
 
-    /// The tilt the `fine`-th fine pass on a picture looks for. Each round
-    /// of `fineTurns` starts with the tilt nearest twice the median roll of
-    /// the faces already tracked (those read upright; their first-pass rolls
-    /// when none is), then the next nearest: the first pass on a
-    /// turned picture (a tilted camera, a crowd leaning one way) finds its
-    /// large faces, and the small ones, tilted like them, are looked for
-    /// first. With no face tracked the order is `fineTurns`' own.
-    func fineTilt(_ fine: Int, hints: [FaceObservation]) -> Double {
-        guard !options.fineTurns.isEmpty else { return 0 }
-        let count = options.fineTurns.count
-        if fine % count == 0 || fineOrder.count != count {
-            // Rolls read upright first: a first-pass roll reads a tilted face short.
-            let read = hints.compactMap(\.roll)
-            let rolls = (read.isEmpty ? hints.compactMap { FaceGeometry.withPose($0).roll } : read).sorted()
-            // The faces still to find lean further than those found: the
-            // usual (upright) passes find the nearer-upright ones first. So
-            // the round starts with the tilt nearest twice their median (a
-            // group read at 12° is looked for at +30° first, one at 4° upright).
-            let dominant = 2 * (rolls.isEmpty ? 0 : rolls[rolls.count / 2])
-            fineOrder = options.fineTurns.enumerated().sorted {
-                let a = abs(FaceGeometry.normalizedDegrees($0.element - dominant))
-                let b = abs(FaceGeometry.normalizedDegrees($1.element - dominant))
-                return a != b ? a < b : $0.offset < $1.offset
-            }.map(\.element)
-        }
-        return fineOrder[fine % count]
-    }
-
     /// One live crop reading (`LandmarkRefiner.readFromTrack`) turned by
     /// `start`. A small face's reading leans towards the crop's own turn, so
     /// a wrong start (a tracked roll gone astray, or the first-pass roll of a
@@ -448,7 +417,6 @@ public final class YuNetDetector: FaceDetector {
     /// the one the network scores higher wins.
     func readLive(_ face: FaceObservation, in frame: ImageBuffer, start: Double, otherwise: Double,
                   side: Int? = nil) throws -> FaceObservation {
-        lastReadStart = start
         var best = try refiner.readFromTrack(face, in: frame, trackedRoll: start, side: side)
         if (best?.cropScore ?? 0) < Self.doubtfulCropScore,
            abs(FaceGeometry.normalizedDegrees(otherwise - start)) > Self.startDoubt,
@@ -461,112 +429,20 @@ public final class YuNetDetector: FaceDetector {
         return read
     }
 
-    /// A crowd's crop side for `face`: the smallest of `crowdCropSides` that
-    /// holds `crowdCropUpscale` times its crop's own pixels, at most
-    /// `trackedCropSize`. Few sides, because OpenCV's dnn makes its layers'
-    /// buffers anew whenever the input size changes.
-    func crowdCropSide(_ face: FaceObservation) -> Int {
-        let pixels = max(face.box.w, face.box.h) * LandmarkRefiner.trackedContext * options.crowdCropUpscale
-        let side = Self.crowdCropSides.first { Double($0) >= pixels } ?? Self.crowdCropSides.last ?? 320
-        return min(options.trackedCropSize, side)
-    }
-    static let crowdCropSides = [160, 224, 320]
-
-    /// The first `limit` of `faces` (in score order), those a hint overlaps first.
-    static func trackedFirst(_ faces: [FaceObservation], hints: [FaceObservation], limit: Int) -> [FaceObservation] {
-        let tracked = faces.map { overlapping($0.box, in: hints, box: { $0.box }) != nil }
-        return Array((faces.indices.filter { tracked[$0] } + faces.indices.filter { !tracked[$0] })
-            .prefix(limit).map { faces[$0] })
-    }
-
-    /// `items` ordered by `readAt` (each item's last reading), oldest first.
-    static func longestAgoFirst<T>(_ items: [T], readAt: [Double]) -> [T] {
-        zip(items, readAt).sorted { $0.1 < $1.1 }.map(\.0)
-    }
-
     /// A well-turned crop of a face scores about 0.92 or more; the runaway
     /// crops above scored 0.5-0.7.
     static let doubtfulCropScore = 0.85
     static let startDoubt = 12.0
-    /// Faces at least this wide (pixels) are held to `steadyRollDegrees`;
-    /// narrower ones to that times this over their width.
-    static let steadyReferenceWidth = LandmarkRefiner.steadyReferenceWidth
-
-    /// One face's last landmark reading under live pacing.
-    /// A face's last smile and eyes reading under live pacing, matched to the
-    /// next pass's faces by overlap. `eyes` holds the shown state and a
-    /// reading waiting for a second (SteadyEyes).
-    struct AttributeRecord {
-        var box: (x: Double, y: Double, w: Double, h: Double)
-        var at: Double
-        var smile: Double?
-        var eyes: SteadyEyes
-    }
-
-    struct RefineRecord {
-        var box: (x: Double, y: Double, w: Double, h: Double)
-        /// When it was read (monotonic seconds).
-        var at: Double
-        /// The tracked roll then (nil for a face new to the tracker), the
-        /// roll read, and the reading before it (nil when it was the first).
-        var tracked: Double?
-        var reading: Double?
-        var previousReading: Double?
-        /// The wait that ended with this reading.
-        var waited: Double = 0
-
-        /// This reading carried on to the face's box in a pass that did not read it again.
-        func carried(to box: (x: Double, y: Double, w: Double, h: Double)) -> RefineRecord {
-            var carried = self
-            carried.box = box
-            return carried
-        }
-    }
-
-    /// How long a tracked face's landmarks stand: `refineEverySeconds`, or
-    /// `steadyRefineFactor` times that for a face seen to hold still. Steady
-    /// takes evidence from the readings, not only from the tracker (whose
-    /// roll rate is near 0 at a turning head's extreme, and unknown for a new
-    /// track): the last two readings agree, the track agreed with the last
-    /// one, and the tracked roll has not moved since, each within
-    /// `steadyRollDegrees` (more for a face narrower than
-    /// `steadyReferenceWidth`, whose readings scatter more). The wait doubles with each steady reading (0.1,
-    /// 0.2, 0.4, 0.5 s), so a head that has only just stopped turning, or
-    /// is at the end of a turn and about to come back, is read again soon
-    /// and its track's rate, which trails such a change, is not carried far.
-    func refineInterval(_ last: RefineRecord, tracked: Double) -> Double {
-        // Readings of a small face scatter more (its eyes are a few pixels
-        // apart), so its tolerance grows as its box shrinks.
-        let limit = options.steadyRollDegrees * max(1, Self.steadyReferenceWidth / max(1, last.box.w))
-        func near(_ a: Double?, _ b: Double?) -> Bool {
-            guard let a, let b else { return false }
-            return abs(FaceGeometry.normalizedDegrees(a - b)) < limit
-        }
-        let steady = near(last.reading, last.previousReading) && near(last.reading, last.tracked)
-            && near(tracked, last.tracked)
-        guard steady else { return options.refineEverySeconds }
-        return min(options.refineEverySeconds * options.steadyRefineFactor,
-                   max(options.refineEverySeconds, 2 * last.waited))
-    }
-
-    /// The item whose box overlaps `target` most, if by at least `hintOverlap` IoU.
-    static func overlapping<T>(_ target: (x: Double, y: Double, w: Double, h: Double), in items: [T],
-                               box: (T) -> (x: Double, y: Double, w: Double, h: Double)) -> T? {
-        guard let best = items.max(by: {
-            FaceGeometry.intersectionOverUnion(box($0), target) < FaceGeometry.intersectionOverUnion(box($1), target)
-        }) else { return nil }
-        return FaceGeometry.intersectionOverUnion(box(best), target) >= hintOverlap ? best : nil
-    }
 
     /// The region of interest in frame pixels (the whole frame without one).
-    private func searchRegion(_ frame: ImageBuffer) -> (x: Int, y: Int, w: Int, h: Int)? {
+    private func searchRegion(_ frame: ImageBuffer) -> PixelRect<Int>? {
         guard frame.channels == 3 else { return nil }
-        guard let roi = options.regionOfInterest else { return (0, 0, frame.width, frame.height) }
+        guard let roi = options.regionOfInterest else { return PixelRect(x: 0, y: 0, w: frame.width, h: frame.height) }
         return roi.pixelRegion(width: frame.width, height: frame.height)
     }
 
     /// One letterboxed pass over the region, in frame pixels, after NMS.
-    private func detectOnce(_ frame: ImageBuffer, region: (x: Int, y: Int, w: Int, h: Int),
+    private func detectOnce(_ frame: ImageBuffer, region: PixelRect<Int>,
                             limit: Int, inputSize: Int) throws -> [FaceObservation] {
         let letterbox = Letterbox(regionX: region.x, regionY: region.y, regionWidth: region.w,
                                   regionHeight: region.h, inputSize: inputSize)
@@ -581,25 +457,19 @@ public final class YuNetDetector: FaceDetector {
 
     /// Passes on turned copies of the frame until one finds faces; the faces
     /// are turned back, and those whose centre falls outside the region dropped.
-    private func detectTurned(_ frame: ImageBuffer, region: (x: Int, y: Int, w: Int, h: Int),
+    private func detectTurned(_ frame: ImageBuffer, region: PixelRect<Int>,
                               limit: Int, inputSize: Int, angles: [Double]) throws -> [FaceObservation] {
         let centre = PixelPoint(x: Double(frame.width) / 2, y: Double(frame.height) / 2)
         for angle in angles {
             let turned = try ImageOps.rotated(frame, clockwiseDegrees: angle)
-            let whole = (x: 0, y: 0, w: frame.width, h: frame.height)
+            let whole = PixelRect(x: 0, y: 0, w: frame.width, h: frame.height)
             let back = AffineTransform.rotation(about: centre, clockwiseDegrees: -angle, scale: 1, to: centre)
             let faces = try detectOnce(turned, region: whole, limit: limit, inputSize: inputSize)
                 .map { back.apply(to: $0) }
-                .filter { contains(region, $0) }
+                .filter { region.contains($0.box.centre) }
             if !faces.isEmpty { return faces }
         }
         return []
-    }
-
-    private func contains(_ region: (x: Int, y: Int, w: Int, h: Int), _ face: FaceObservation) -> Bool {
-        let cx = face.box.x + face.box.w / 2, cy = face.box.y + face.box.h / 2
-        return cx >= Double(region.x) && cy >= Double(region.y)
-            && cx < Double(region.x + region.w) && cy < Double(region.y + region.h)
     }
 }
 

@@ -33,9 +33,9 @@ struct FaceGeometryTests {
 
     @Test("non-maximum suppression keeps the best of overlapping faces, up to the limit")
     func suppression() {
-        let a = FaceObservation(box: (0, 0, 10, 10), score: 0.9)
-        let b = FaceObservation(box: (1, 1, 10, 10), score: 0.8)
-        let c = FaceObservation(box: (50, 50, 10, 10), score: 0.7)
+        let a = FaceObservation(box: PixelRect(x: 0, y: 0, w: 10, h: 10), score: 0.9)
+        let b = FaceObservation(box: PixelRect(x: 1, y: 1, w: 10, h: 10), score: 0.8)
+        let c = FaceObservation(box: PixelRect(x: 50, y: 50, w: 10, h: 10), score: 0.7)
         #expect(FaceGeometry.suppressed([b, c, a], iouThreshold: 0.3, limit: 10) == [a, c])
         #expect(FaceGeometry.suppressed([b, c, a], iouThreshold: 0.3, limit: 1) == [a])
     }
@@ -109,7 +109,7 @@ struct FaceGeometryTests {
     @Test("a face becomes a normalized face detection with named landmarks")
     func wire() throws {
         let face = FaceObservation(
-            box: (64, 48, 128, 96), score: 0.912345,
+            box: PixelRect(x: 64, y: 48, w: 128, h: 96), score: 0.912345,
             landmarks: FaceLandmarks(rightEye: PixelPoint(x: 100, y: 80), leftEye: PixelPoint(x: 160, y: 80),
                                      nose: PixelPoint(x: 130, y: 100)),
             roll: -4.54, yaw: 12.04, smile: 0.5)

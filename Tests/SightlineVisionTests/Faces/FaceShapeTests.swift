@@ -164,8 +164,8 @@ struct FaceShapeTests {
         #expect(cut.smile == nil && cut.eyesClosed == nil)
         let inside = try moved(by: -(whole.box.x - whole.box.w / 4))
         #expect(inside.smile != nil && inside.eyesClosed == false)
-        #expect(FaceAttributeReader.isWhollyInFrame((x: -5, y: 0, w: 100, h: 100), width: 200, height: 200))
-        #expect(!FaceAttributeReader.isWhollyInFrame((x: 0, y: 0, w: 100, h: 100), width: 80, height: 200))
+        #expect(FaceAttributeReader.isWhollyInFrame(PixelRect(x: -5, y: 0, w: 100, h: 100), width: 200, height: 200))
+        #expect(!FaceAttributeReader.isWhollyInFrame(PixelRect(x: 0, y: 0, w: 100, h: 100), width: 80, height: 200))
     }
 
     @Test("dlib's dog photo gives no face (YuNet alone boxes one at 0.88)",
@@ -179,6 +179,6 @@ struct FaceShapeTests {
                 "YuNet alone takes the dog for a face")
         let detector = try YuNetDetectorTests.detector()
         #expect(try detector.detect(in: image, gray: nil, limit: 10).isEmpty)
-        #expect(detector.refusedFaces >= 1)
+        #expect(detector.lastPass.refused >= 1)
     }
 }

@@ -92,41 +92,6 @@ struct YuNetDetectorTests {
         #expect(detector.refiner.forwardPasses > before)
     }
 
-    @Test("live pacing: a face whose tracked roll stands still is re-read less and less often, to 5 times less; one that turns, at its own pace")
-    func steadyFacesAreRefinedLessOften() throws {
-        var options = YuNetDetector.Options()
-        options.refineEverySeconds = 0.1
-        options.steadyRefineFactor = 5
-        options.steadyRollDegrees = 1.5
-        let detector = try Self.detector(options)
-        typealias R = YuNetDetector.RefineRecord
-        func record(tracked: Double?, reading: Double?, previous: Double?, waited: Double = 0.5) -> R {
-            R(box: (0, 0, 100, 100), at: 0, tracked: tracked, reading: reading, previousReading: previous, waited: waited)
-        }
-        let still = record(tracked: 10, reading: 10.4, previous: 9.8)
-        #expect(detector.refineInterval(still, tracked: 10.5) == 0.5, "readings agree, the track agrees and stands")
-        // The wait grows by doubling, from the short one to the long one.
-        let waits = [0.1, 0.2, 0.4].map {
-            detector.refineInterval(record(tracked: 10, reading: 10.4, previous: 9.8, waited: $0), tracked: 10.5)
-        }
-        #expect(waits == [0.2, 0.4, 0.5])
-        #expect(detector.refineInterval(still, tracked: 12) == 0.1, "the track moved since")
-        #expect(detector.refineInterval(record(tracked: 10, reading: 10.4, previous: 7), tracked: 10) == 0.1,
-                "the head turned between the last two readings")
-        #expect(detector.refineInterval(record(tracked: 12, reading: 10, previous: 10), tracked: 12) == 0.1,
-                "the last reading corrected the track")
-        #expect(detector.refineInterval(record(tracked: 10, reading: 10, previous: nil), tracked: 10) == 0.1,
-                "one reading says nothing about turning")
-        #expect(detector.refineInterval(record(tracked: 179.5, reading: -179.8, previous: 179.9), tracked: -179.5) == 0.5,
-                "across ±180°")
-        // A small face's readings scatter more: a 40-pixel face is held to twice the tolerance.
-        var small = record(tracked: 10, reading: 12.5, previous: 10)
-        #expect(detector.refineInterval(small, tracked: 10) == 0.1, "2.5° is a turn for a 100-pixel face")
-        small.box = (0, 0, 40, 40)
-        #expect(detector.refineInterval(small, tracked: 10) == 0.5, "and scatter for a 40-pixel one")
-        #expect(detector.refineInterval(small, tracked: 14) == 0.1, "4° is a turn for it too")
-    }
-
     @Test("live pacing: a face read for smile and eyes moments ago carries that reading instead of a new one")
     func attributePacing() throws {
         var options = YuNetDetector.Options()
@@ -134,9 +99,9 @@ struct YuNetDetectorTests {
         let detector = try Self.detector(options)
         let image = try FaceTestData.image("grace_hopper.jpg")
         let first = try #require(try detector.detect(in: image, gray: nil, limit: 1).first)
-        #expect(detector.attributeReads == 1)
+        #expect(detector.lastPass.attributeReads == 1)
         let again = try #require(try detector.detect(in: image, gray: nil, limit: 1).first)
-        #expect(detector.attributeReads == 1)
+        #expect(detector.lastPass.attributeReads == 0)
         #expect(again.smile == first.smile && again.eyesClosed == first.eyesClosed)
         #expect(first.smile != nil)
     }
@@ -153,7 +118,7 @@ struct YuNetDetectorTests {
         for pass in 1...3 {
             let faces = try detector.detect(in: crowd, gray: nil, limit: 10)
             #expect(faces.count == 6, "pass \(pass): \(faces.count) faces")
-            #expect(detector.attributeReads == 2 * pass)
+            #expect(detector.lastPass.attributeReads == 2)
             judged.append(faces.filter { $0.smile != nil }.count)
         }
         #expect(judged == [2, 4, 6], "faces carrying a smile after each pass: \(judged)")
@@ -189,7 +154,7 @@ struct YuNetDetectorTests {
         // Six tracks where there is no face any more (the picture's edge strip is
         // filled black): a pass misses them and a crop finds nothing there.
         for row in 0..<picture.height { (picture.bytes + row * picture.stride).update(repeating: 0, count: 3 * 24) }
-        let gone = (0..<6).map { FaceObservation(box: (0, Double($0) * 60, 24, 24), score: 0.9) }
+        let gone = (0..<6).map { FaceObservation(box: PixelRect(x: 0, y: Double($0) * 60, w: 24, h: 24), score: 0.9) }
         var crowd = options
         crowd.crowdFaces = 8
         crowd.crowdCropsPerPass = 4
@@ -205,16 +170,6 @@ struct YuNetDetectorTests {
         // Without the crowd budget every missed track is looked for in the one pass.
         let unbudgeted = try Self.detector(options).detect(in: picture, gray: nil, limit: 50, hints: found + gone)
         #expect(unbudgeted.count == 9)
-    }
-
-    @Test("a crowd's crops are cut at twice a face's own pixels, on few sides (160, 224, 320)")
-    func crowdCropSides() throws {
-        let detector = try Self.detector(YuNetDetector.Options())
-        func side(_ width: Double) -> Int { detector.crowdCropSide(FaceObservation(box: (0, 0, width, width * 1.2), score: 1)) }
-        #expect(side(40) == 160)
-        #expect(side(60) == 224)
-        #expect(side(100) == 320)
-        #expect(side(400) == 320)
     }
 
     @Test("person checks per pass: new faces past the budget are left for a later pass, the largest checked first")
@@ -252,7 +207,7 @@ struct YuNetDetectorTests {
         #expect(abs(try #require(hinted.roll) - 20) <= 5)
         // A hint elsewhere in the frame is not used.
         var elsewhere = plain
-        elsewhere.box = (0, 0, 20, 20)
+        elsewhere.box = PixelRect(x: 0, y: 0, w: 20, h: 20)
         before = detector.refiner.forwardPasses
         _ = try detector.detect(in: image, gray: nil, limit: 1, hints: [elsewhere])
         #expect(detector.refiner.forwardPasses - before == plainPasses)
@@ -283,20 +238,5 @@ struct YuNetDetectorTests {
         #expect(throws: FaceDetectorError.self) { try YuNetDetector(modelPath: "/nonexistent/model.onnx") }
         let message = "\(FaceDetectorError.modelUnreadable(path: "/x.onnx"))"
         #expect(message.contains("SIGHTLINE_FACE_MODEL"))
-    }
-}
-
-@Suite("A crowd past the limit")
-struct CrowdLimitTests {
-    @Test("a crowd with more faces than the limit keeps its tracked faces first (in score order), then the best-scored others")
-    func trackedFacesFirst() {
-        let faces = (0..<6).map { (i: Int) -> FaceObservation in
-            FaceObservation(box: (x: Double(i) * 100, y: 0, w: 50, h: 50), score: 0.99 - Double(i) * 0.01)
-        }
-        // Tracks on the 3rd, 5th and 6th faces (moved a little since).
-        let hints = [2, 4, 5].map { FaceObservation(box: (x: Double($0) * 100 + 3, y: 2, w: 50, h: 50), score: 0.9) }
-        let kept = YuNetDetector.trackedFirst(faces, hints: hints, limit: 4)
-        #expect(kept.map(\.box.x) == [200, 400, 500, 0])
-        #expect(YuNetDetector.trackedFirst(faces, hints: [], limit: 3).map(\.box.x) == [0, 100, 200])
     }
 }

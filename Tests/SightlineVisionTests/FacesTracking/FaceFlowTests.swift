@@ -25,9 +25,9 @@ import SightlineTesting
     }
 
     /// The face's box in a frame drawn as above (the portrait's middle part).
-    static func box(centre: PixelPoint, scale: Double) -> TrackGeometry.Box {
+    static func box(centre: PixelPoint, scale: Double) -> PixelRect<Double> {
         let w = Double(portrait.width) * scale * 0.6, h = Double(portrait.height) * scale * 0.6
-        return (x: centre.x - w / 2, y: centre.y - h / 2, w: w, h: h)
+        return PixelRect(x: centre.x - w / 2, y: centre.y - h / 2, w: w, h: h)
     }
 
     @Test("a shift, a zoom and a turn of the face are measured as they were drawn",
@@ -82,7 +82,7 @@ import SightlineTesting
     @Test("between detections a face moves, grows and turns by its flow, with no velocity yet")
     func predictionFollowsTheFlow() throws {
         let tracker = FaceTracker()
-        let face = FaceObservation(box: (x: 100, y: 100, w: 80, h: 80), score: 0.9, roll: 5)
+        let face = FaceObservation(box: PixelRect(x: 100, y: 100, w: 80, h: 80), score: 0.9, roll: 5)
         _ = tracker.update([face], at: 0)
         var centre = PixelPoint(x: 140, y: 140)
         for frame in 1...5 {
@@ -103,7 +103,7 @@ import SightlineTesting
     @Test("a detection of a frame a few frames back is matched where the face was then, and its roll compared with the flow's roll then")
     func aLateDetectionIsComparedWithTheFlowAtItsFrame() throws {
         let tracker = FaceTracker()
-        _ = tracker.update([FaceObservation(box: (x: 100, y: 100, w: 60, h: 60), score: 0.9, roll: 0)], at: 0)
+        _ = tracker.update([FaceObservation(box: PixelRect(x: 100, y: 100, w: 60, h: 60), score: 0.9, roll: 0)], at: 0)
         // The face turns 3° and moves 10 px a frame for 6 frames.
         for frame in 1...6 {
             let centre = PixelPoint(x: 130 + 10 * Double(frame - 1), y: 130)
@@ -111,7 +111,7 @@ import SightlineTesting
                          to: Double(frame) / 25)
         }
         // A pass on frame 3 saw it 30 px on (far from where it stands now, at frame 6), at 9° as the flow says.
-        let late = FaceObservation(box: (x: 130, y: 100, w: 60, h: 60), score: 0.9, roll: 9)
+        let late = FaceObservation(box: PixelRect(x: 130, y: 100, w: 60, h: 60), score: 0.9, roll: 9)
         let ids = tracker.update([late], at: 3.0 / 25).map(\.id)
         #expect(ids == [1])
         let now = try #require(tracker.predict(at: 6.0 / 25).first)
@@ -123,8 +123,8 @@ import SightlineTesting
     @Test("a frame without flow is bridged by the velocity and the flow goes on after it")
     func aFrameWithoutFlowIsBridged() throws {
         let tracker = FaceTracker()
-        _ = tracker.update([FaceObservation(box: (x: 100, y: 100, w: 60, h: 60), score: 0.9, roll: 0)], at: 0)
-        _ = tracker.update([FaceObservation(box: (x: 104, y: 100, w: 60, h: 60), score: 0.9, roll: 0)], at: 0.04)
+        _ = tracker.update([FaceObservation(box: PixelRect(x: 100, y: 100, w: 60, h: 60), score: 0.9, roll: 0)], at: 0)
+        _ = tracker.update([FaceObservation(box: PixelRect(x: 104, y: 100, w: 60, h: 60), score: 0.9, roll: 0)], at: 0.04)
         // Velocity 100 px/s; frame 2 had no flow, frame 3 did (2° and 4 px).
         let bridged = try #require(tracker.observation(of: 1, at: 0.08))
         #expect(abs(bridged.box.x - 108) < 1e-6)

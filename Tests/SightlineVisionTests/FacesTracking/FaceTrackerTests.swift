@@ -175,7 +175,7 @@ import SightlineTesting
 
     @Test func smileIsSmoothedAndClosedEyesAreTakenAsRead() throws {
         let tracker = FaceTracker()
-        let box = (x: 300.0, y: 200.0, w: 90.0, h: 90.0)
+        let box = PixelRect(x: 300.0, y: 200.0, w: 90.0, h: 90.0)
         var reported: [TrackedFace] = []
         for index in 0..<6 {
             let blink = index == 5
