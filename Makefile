@@ -6,7 +6,7 @@ SWIFT_FLAGS := -c release -Xswiftc -enable-testing
 BIN := $(CURDIR)/.build/release/sightline
 PORT ?= 8080
 
-.PHONY: setup setup-tests build demo test test-swift test-web test-e2e test-browser test-perf tsan bench loadtest fuzz models install clean
+.PHONY: setup setup-tests build demo test test-swift test-web test-e2e test-browser test-perf tsan bench loadtest fuzz models man install clean
 
 ## What the server builds with (make demo); setup-tests adds what the tests talk to (make test).
 setup:
@@ -80,6 +80,17 @@ fuzz: setup
 	  tail -n 25 .build/fuzz/$$t.log; \
 	  [ $$status = 0 ] || { echo "fuzz: $$t failed (.build/fuzz/$$t.log; its input is in .build/fuzz/crashes/)"; exit 1; }; \
 	done
+
+## The man page, docs/sightline.1 (`man ./docs/sightline.1`), from the command's own definitions:
+## swift-argument-parser's generate-manual (the tool its GenerateManual plugin runs) on the built
+## binary, through scripts/man-help.sh, which shows the hidden flags too. Commit the result;
+## Tests/e2e/test_man_page.py fails when a command or flag is missing from it.
+MAN_DATE ?= $(shell git log -1 --format=%cs 2>/dev/null || date +%F)
+
+man: build
+	swift build --product generate-manual
+	SIGHTLINE_BIN=$(BIN) .build/debug/generate-manual scripts/man-help.sh --date $(MAN_DATE) \
+	  --authors "the Sightline authors" --output-directory docs
 
 ## For machines with internet: the 640x640 YuNet model, checked by sha256, into models/
 ## (the 320 one is committed there and used by default); use it with --face-model or faces.model.
