@@ -103,8 +103,8 @@ models: models/face_detection_yunet_2023mar.onnx
 models/face_detection_yunet_2023mar.onnx:
 	bash scripts/fetch-model.sh $(YUNET_640_URL) $(YUNET_640_SHA) $@
 
-## Installs the binary and its media library (loaded for video files and streams), the page and demo files, the config (kept if present) and the
-## systemd unit: make install [PREFIX=/usr/local] [SYSCONFDIR=/etc] [UNITDIR=/etc/systemd/system] [DESTDIR=]
+## Installs the binary and its media library (loaded for video files and streams), the page and demo files, the config (kept if present), the
+## man page and the systemd unit: make install [PREFIX=/usr/local] [SYSCONFDIR=/etc] [UNITDIR=/etc/systemd/system] [DESTDIR=]
 PREFIX ?= /usr/local
 SYSCONFDIR ?= /etc
 UNITDIR ?= /etc/systemd/system
@@ -120,6 +120,7 @@ install:
 	if [ -d models ]; then mkdir -p $(SHARE)/models && cp -R models/. $(SHARE)/models/; fi
 	install -D -m 0644 LICENSE $(DESTDIR)$(PREFIX)/share/doc/sightline/LICENSE
 	install -m 0644 THIRD_PARTY_NOTICES.md $(DESTDIR)$(PREFIX)/share/doc/sightline/
+	install -D -m 0644 docs/sightline.1 $(DESTDIR)$(PREFIX)/share/man/man1/sightline.1
 	test -e $(DESTDIR)$(SYSCONFDIR)/sightline/sightline.yaml \
 	  || install -D -m 0644 config/sightline.yaml $(DESTDIR)$(SYSCONFDIR)/sightline/sightline.yaml
 	mkdir -p $(DESTDIR)$(UNITDIR)
