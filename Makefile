@@ -6,7 +6,7 @@ SWIFT_FLAGS := -c release -Xswiftc -enable-testing
 BIN := $(CURDIR)/.build/release/sightline
 PORT ?= 8080
 
-.PHONY: setup setup-tests build demo test test-layers test-swift test-web test-e2e test-browser test-perf tsan bench loadtest fuzz models install clean
+.PHONY: setup setup-tests build demo test test-layers test-swift test-web test-e2e test-browser test-perf tsan bench loadtest fuzz models man install clean
 
 ## What the server builds with (make demo); setup-tests adds what the tests talk to (make test).
 setup:
@@ -85,6 +85,17 @@ fuzz: setup
 	  [ $$status = 0 ] || { echo "fuzz: $$t failed (.build/fuzz/$$t.log; its input is in .build/fuzz/crashes/)"; exit 1; }; \
 	done
 
+## The man page, docs/sightline.1 (`man ./docs/sightline.1`), from the command's own definitions:
+## swift-argument-parser's generate-manual (the tool its GenerateManual plugin runs) on the built
+## binary, through scripts/man-help.sh, which shows the hidden flags too. Commit the result;
+## Tests/e2e/test_man_page.py fails when a command or flag is missing from it.
+MAN_DATE ?= $(shell git log -1 --format=%cs 2>/dev/null || date +%F)
+
+man: build
+	swift build --product generate-manual
+	SIGHTLINE_BIN=$(BIN) .build/debug/generate-manual scripts/man-help.sh --date $(MAN_DATE) \
+	  --authors "the Sightline authors" --output-directory docs
+
 ## For machines with internet: the 640x640 YuNet model, checked by sha256, into models/
 ## (the 320 one is committed there and used by default); use it with --face-model or faces.model.
 YUNET_640_URL := https://github.com/opencv/opencv_zoo/raw/main/models/face_detection_yunet/face_detection_yunet_2023mar.onnx
@@ -96,8 +107,8 @@ models: models/face_detection_yunet_2023mar.onnx
 models/face_detection_yunet_2023mar.onnx:
 	bash scripts/fetch-model.sh $(YUNET_640_URL) $(YUNET_640_SHA) $@
 
-## Installs the binary and its media library (loaded for video files and streams), the page and demo files, the config (kept if present) and the
-## systemd unit: make install [PREFIX=/usr/local] [SYSCONFDIR=/etc] [UNITDIR=/etc/systemd/system] [DESTDIR=]
+## Installs the binary and its media library (loaded for video files and streams), the page and demo files, the config (kept if present), the
+## man page and the systemd unit: make install [PREFIX=/usr/local] [SYSCONFDIR=/etc] [UNITDIR=/etc/systemd/system] [DESTDIR=]
 PREFIX ?= /usr/local
 SYSCONFDIR ?= /etc
 UNITDIR ?= /etc/systemd/system
@@ -113,6 +124,7 @@ install:
 	if [ -d models ]; then mkdir -p $(SHARE)/models && cp -R models/. $(SHARE)/models/; fi
 	install -D -m 0644 LICENSE $(DESTDIR)$(PREFIX)/share/doc/sightline/LICENSE
 	install -m 0644 THIRD_PARTY_NOTICES.md $(DESTDIR)$(PREFIX)/share/doc/sightline/
+	install -D -m 0644 docs/sightline.1 $(DESTDIR)$(PREFIX)/share/man/man1/sightline.1
 	test -e $(DESTDIR)$(SYSCONFDIR)/sightline/sightline.yaml \
 	  || install -D -m 0644 config/sightline.yaml $(DESTDIR)$(SYSCONFDIR)/sightline/sightline.yaml
 	mkdir -p $(DESTDIR)$(UNITDIR)

@@ -1,5 +1,5 @@
-// MsePlayer: plays /ws?video=fmp4 (fragmented MP4, one fragment per frame; see the
-// README's H.264 section) through Media Source Extensions into a <video>, which needs
+// MsePlayer: plays /ws?video=fmp4 (fragmented MP4, one fragment per frame; see
+// docs/video.md) through Media Source Extensions into a <video>, which needs
 // no secure context, and hands each presented picture on with the JSON of its own
 // frame.
 //

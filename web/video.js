@@ -5,7 +5,7 @@
 // No DOM, no WebCodecs: everything here runs (and is unit-tested) under node.
 
 /**
- * The video modes of /ws (see DESIGN.md and the README's H.264 section): JPEG; H.264 decoded with
+ * The video modes of /ws (see DESIGN.md and docs/video.md): JPEG; H.264 decoded with
  * WebCodecs (`?video=h264`, Annex B access units); H.264 played through Media Source Extensions
  * (`?video=fmp4`, fragmented MP4), which needs no secure context.
  */

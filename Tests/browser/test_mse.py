@@ -122,7 +122,7 @@ def test_a_busy_page_and_a_server_restart_recover_without_a_reload_and_hidden_ke
         print(f"\n{label}: {agreeing}/{compared} painted frames agree; {json.dumps(decoder())}")
         # Recovery is what this test is about; the 99.5 % criterion is the first test's, over more frames.
         # Here, over ~3 s that include the catch-up after each event, a picture or two may go out with
-        # the previous frame's boxes (see the README: the copy from the <video> can race the compositor).
+        # the previous frame's boxes (see docs/video.md: the copy from the <video> can race the compositor).
         assert compared >= frame_code.PERIOD and agreeing / compared >= 0.97, (label, agreeing, compared, bad[:3])
 
     assert_plays_exactly("before")

@@ -1,5 +1,5 @@
 """A 1920x1080 scene composed here, with known ground truth, for analysis at
-the detection size (README, "Analysis at the size it needs").
+the detection size (docs/architecture.md, "Analysis at the size it needs").
 
 scikit-image's sample photos (public domain; not the shared test data) on a
 1920x1080 canvas: the astronaut large (her face ~150 px wide), a crop of her

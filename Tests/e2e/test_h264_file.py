@@ -41,7 +41,7 @@ def test_report_names_its_setup_and_counts_every_frame(stream):
     for side in (h264["result"], report["jpeg"]["result"]):
         assert side["bytesPerFrame"] > 0 and 0 < side["ssim"] <= 1
         assert {"p50", "p99"} <= set(side["encodeMs"])
-    # The figure the defaults were chosen for (README, Benchmarks): on this real street
+    # The figure the defaults were chosen for (docs/benchmarks.md): on this real street
     # camera, at most a quarter of JPEG's bytes at a luma SSIM no lower (bytes and SSIM
     # only; x264 on one thread is deterministic, times are not asserted).
     assert report["ratio"] <= 0.25

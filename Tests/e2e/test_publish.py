@@ -110,7 +110,7 @@ def test_rtmp_readers_of_the_relay_get_every_frame_with_its_own_boxes(sightline,
         ts.close()
         print(f"HLS fragment {fragments[-1].name}: {seis} access units with the Sightline SEI")
         assert seis > 0
-        # The README's PyAV reader, as printed, on the relay's output.
+        # The docs' PyAV reader (docs/video.md), as printed, on the relay's output.
         from test_readme_examples import readme_sei_reader
         capsys.readouterr()
         readme_sei_reader()["print_boxes"](relay.url(), frames=60, timeout=10)

@@ -1,4 +1,4 @@
-"""The README's curl lines, run exactly as printed against a real server: only the
+"""The README's and docs' curl lines (docs/api.md), run exactly as printed against a real server: only the
 port (8080 in the README) is the test's, and `data/token` holds the test's admin token.
 Each line must exit 0 (`curl -f` fails on any 4xx/5xx), and what they leave behind is
 checked: a JPEG snapshot, MJPEG parts, the template uploaded raw and as a form, its
@@ -14,26 +14,38 @@ import pytest
 
 from conftest import TOKEN, http_get
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+DOCS = [README, *sorted((REPO / "docs").glob("*.md"))]
+
+
+def doc_text(marker: str) -> tuple[str, str]:
+    """The README or the doc under docs/ that holds `marker`, as (name, text from the marker on)."""
+    for path in DOCS:
+        text = path.read_text()
+        if marker in text:
+            return str(path.relative_to(REPO)), text[text.index(marker):]
+    raise AssertionError(f"neither README.md nor docs/*.md holds {marker!r}")
+
+
 MARKER = "With curl (a test runs each of these lines as printed"
 
 
 def readme_curl_block() -> list[str]:
-    text = README.read_text()
-    start = text.index(MARKER)
-    block = re.search(r"```sh\n(.*?)```", text[start:], re.S)
-    assert block, "no ```sh block after the curl examples' heading in README.md"
+    name, text = doc_text(MARKER)
+    block = re.search(r"```sh\n(.*?)```", text, re.S)
+    assert block, f"no ```sh block after the curl examples' heading in {name}"
     return [line for line in block.group(1).splitlines() if line.strip()]
 
 
 def test_every_readme_curl_line_runs_as_printed(sightline, testdata, tmp_path):
     if shutil.which("curl") is None:
-        pytest.skip("curl is not installed: the README's curl lines cannot be run")
+        pytest.skip("curl is not installed: the docs' curl lines cannot be run")
     lines = readme_curl_block()
     assert lines[0].startswith("T=$(cat data/token)"), lines[0]
     assert sum(line.startswith("curl ") for line in lines) >= 8, lines
     assert any("--data-binary @logo.png" in line and "Content-Type" not in line for line in lines), \
-        "the README must show a raw upload with curl's default content type"
+        "the curl examples must show a raw upload with curl's default content type"
     server = sightline(source="demo")
     server.wait_live()
     work = tmp_path / "readme"
@@ -47,7 +59,7 @@ def test_every_readme_curl_line_runs_as_printed(sightline, testdata, tmp_path):
         assert command != line or not line.startswith("curl "), f"no port to replace in {line!r}"
         run = subprocess.run(["bash", "-c", f"set -o pipefail; {lines[0]}\n{command}"], cwd=work,
                              capture_output=True, timeout=30)
-        assert run.returncode == 0, (f"README line failed ({run.returncode}): {line}\n"
+        assert run.returncode == 0, (f"curl example failed ({run.returncode}): {line}\n"
                                      f"{run.stderr.decode(errors='replace')[-1500:]}")
         if "/api/templates?name=logo" in line or "-F file=@logo.png" in line:
             answer = json.loads(run.stdout)
@@ -74,17 +86,17 @@ PYAV_MARKER = "Reading the boxes from the video alone, with PyAV"
 
 
 def readme_sei_reader() -> dict:
-    """The README's PyAV block, run as printed; its functions by name."""
-    text = README.read_text()
-    block = re.search(r"```python\n(.*?)```", text[text.index(PYAV_MARKER):], re.S)
-    assert block, "no ```python block after the PyAV reader's heading in README.md"
+    """The PyAV block (docs/video.md), run as printed; its functions by name."""
+    name, text = doc_text(PYAV_MARKER)
+    block = re.search(r"```python\n(.*?)```", text, re.S)
+    assert block, f"no ```python block after the PyAV reader's heading in {name}"
     namespace = {}
-    exec(compile(block.group(1), "README.md", "exec"), namespace)
+    exec(compile(block.group(1), name, "exec"), namespace)
     return namespace
 
 
 def test_readme_sei_reader_reads_the_boxes_of_every_frame(sightline, tmp_path, capsys):
-    """The README's Python reader of the Sightline SEI, run as printed on what
+    """The docs' Python reader of the Sightline SEI, run as printed on what
     /ws?video=h264 sends: it finds each frame's boxes, equal to the frame's JSON."""
     pytest.importorskip("av", reason="PyAV not installed (pip install av, Tests/requirements.txt)")
     from conftest import ws_connect

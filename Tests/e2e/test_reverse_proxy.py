@@ -1,4 +1,4 @@
-"""Behind a reverse proxy (issue 38, item 5): a real nginx, run as printed in README.md's
+"""Behind a reverse proxy (issue 38, item 5): a real nginx, run as printed in docs/security.md's
 "Behind a reverse proxy" (only the two ports are the test's), in front of a server whose
 config trusts it. Through it, 200 WebSocket viewers joining 50 at a time all get 101 and
 frames (every one comes from nginx's address, which the limit of 16 unfinished connections
@@ -21,25 +21,23 @@ from pathlib import Path
 import pytest
 
 from conftest import HOST, TOKEN, free_port
+from test_readme_examples import doc_text
 
-README = Path(__file__).resolve().parents[2] / "README.md"
 NGINX = "/usr/sbin/nginx"
 JOINS = 200
 AT_ONCE = 50
 
 
 def readme_nginx_block() -> str:
-    """The nginx text under README.md's "Behind a reverse proxy", as printed."""
-    text = README.read_text()
-    start = text.find("### Behind a reverse proxy")
-    assert start >= 0, "README.md has no 'Behind a reverse proxy' section"
-    block = re.search(r"```nginx\n(.*?)```", text[start:], re.S)
-    assert block, "no ```nginx block in README.md's 'Behind a reverse proxy' section"
+    """The nginx text under "Behind a reverse proxy" (docs/security.md), as printed."""
+    name, text = doc_text("## Behind a reverse proxy")
+    block = re.search(r"```nginx\n(.*?)```", text, re.S)
+    assert block, f"no ```nginx block in {name}'s 'Behind a reverse proxy' section"
     return block.group(1)
 
 
 class Nginx:
-    """nginx with the README's server block, in `workdir`, listening on a free loopback port."""
+    """nginx with the docs' server block, in `workdir`, listening on a free loopback port."""
 
     def __init__(self, workdir: Path, upstream_port: int):
         if not Path(NGINX).is_file():

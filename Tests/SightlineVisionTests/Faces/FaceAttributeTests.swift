@@ -161,7 +161,7 @@ struct FaceAttributeTests {
         let faces = try detector.detect(in: FaceTestData.image("2008_001322.jpg"), gray: nil, limit: 10)
         #expect(faces.count >= 3)
         // Two broad smiles in 2008_001322.jpg; the man at (104, 162) smiles with his mouth
-        // closed, which the mouth's shape reads low (README, Smile, closed eyes and animal faces).
+        // closed, which the mouth's shape reads low (docs/faces.md, Smile, closed eyes and animal faces).
         #expect(faces.filter { ($0.smile ?? 0) >= 0.5 }.count >= 2, "two broad smiles in 2008_001322.jpg")
         for photo in FaceTestData.labelledPhotos {
             for face in try detector.detect(in: FaceTestData.image(photo), gray: nil, limit: 50) where face.landmarks == nil {
