@@ -231,10 +231,12 @@ import SightlineTesting
 
     @Test("/metrics labels a publish target by scheme, host and port and its index: no path, no credentials")
     func publishLabelsShowNoPath() {
-        let text = PrometheusText.render(publish: [PublishStatus(url: "rtmp://relay.local:1935/live/SECRETKEY"),
-                                                   PublishStatus(url: "rtsp://relay.local/cam?key=k")])
-        #expect(text.contains("sightline_publish_up{target=\"rtmp://relay.local:1935\",index=\"0\"} 0"), "\(text)")
-        #expect(text.contains("sightline_publish_frames_total{target=\"rtsp://relay.local\",index=\"1\"} 0"), "\(text)")
+        var camera = CameraReading(name: "door", stats: PipelineStats().snapshot(),
+                                   status: SourceStatus(spec: "demo", name: "demo", state: .live))
+        camera.publish = [PublishStatus(url: "rtmp://relay.local:1935/live/SECRETKEY"), PublishStatus(url: "rtsp://relay.local/cam?key=k")]
+        let text = PrometheusText.render(server: ServerReading(), cameras: [camera], histograms: [])
+        #expect(text.contains("sightline_publish_up{camera=\"door\",target=\"rtmp://relay.local:1935\",index=\"0\"} 0"), "\(text)")
+        #expect(text.contains("sightline_publish_frames_total{camera=\"door\",target=\"rtsp://relay.local\",index=\"1\"} 0"), "\(text)")
         #expect(!text.contains("SECRETKEY") && !text.contains("/live") && !text.contains("key=k"))
         #expect(PublishTarget.location("rtmp://user:pw@host:1935/live/${KEY}") == "rtmp://host:1935")
     }

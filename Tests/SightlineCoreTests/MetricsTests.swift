@@ -48,25 +48,45 @@ import Testing
 
     @Test func prometheusTextIsWellFormed() {
         let stats = PipelineStats()
+        let video = VideoStats()
+        let metrics = ServerMetrics(server: ServerStats(), startedAt: MonotonicClock.nanos())
+        metrics.attach(camera: "front", stats: stats, video: video)
         stats.frameCaptured()
         stats.stage(.template, seconds: 0.012)
         stats.clients(.webSocket, change: 1)
         stats.clients(.webSocket, change: 1)
         stats.clients(.mjpeg, change: 1)
-        let text = PrometheusText.render(stats: stats.snapshot(), server: ServerStats.Snapshot(),
-                                         status: SourceStatus(spec: "demo", name: "demo", state: .live),
-                                         templates: 1, uptime: 3.5,
-                                         sinks: ["stream": SinkCounts(delivered: 4, consumed: 4, skipped: 1)])
+        var front = CameraReading(name: "front", stats: stats.snapshot(), status: SourceStatus(spec: "demo", name: "demo", state: .live))
+        front.templates = 1
+        front.sinks = ["stream": SinkCounts(delivered: 4, consumed: 4, skipped: 1)]
+        // A name the text format must escape: the library does.
+        let odd = CameraReading(name: "a\"b", stats: PipelineStats().snapshot(), status: SourceStatus(spec: "demo", name: "demo", state: .live))
+        let text = metrics.page([front, odd])
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
-            let parts = line.split(separator: " ")
-            #expect(parts.count == 2, "bad sample line: \(line)")
-            #expect(Double(parts[1]) != nil, "bad value: \(line)")
+            let value = line.split(separator: " ").last!
+            #expect(Double(value) != nil, "bad value: \(line)")
+            #expect(line.contains("camera=\"") || line.hasPrefix("sightline_connections_") || line.hasPrefix("sightline_requests_")
+                    || line.hasPrefix("sightline_uptime_seconds "), "no camera label: \(line)")
         }
-        #expect(text.contains("sightline_frames_captured_total 1\n"))
-        #expect(text.contains("sightline_sink_frames_skipped_total{sink=\"stream\"} 1\n"))
-        #expect(text.contains("sightline_stage_seconds_bucket{stage=\"template\",le=\"0.015\"} 1\n"))
-        #expect(text.contains("sightline_stage_seconds_bucket{stage=\"template\",le=\"0.01\"} 0\n"))
-        #expect(text.contains("sightline_clients{kind=\"ws\"} 2\n"))
-        #expect(text.contains("sightline_clients{kind=\"mjpeg\"} 1\n"))
+        #expect(text.contains("sightline_frames_captured_total{camera=\"front\"} 1\n"))
+        #expect(text.contains("sightline_frames_captured_total{camera=\"a\\\"b\"} 0\n"), "\(text)")
+        #expect(text.contains("sightline_sink_frames_skipped_total{camera=\"front\",sink=\"stream\"} 1\n"))
+        #expect(text.contains("sightline_stage_seconds_bucket{camera=\"front\",stage=\"template\",le=\"0.015\"} 1\n"))
+        #expect(text.contains("sightline_stage_seconds_bucket{camera=\"front\",stage=\"template\",le=\"0.01\"} 0\n"))
+        #expect(text.contains("sightline_clients{camera=\"front\",kind=\"ws\"} 2.0\n"))
+        #expect(text.contains("sightline_clients{camera=\"front\",kind=\"mjpeg\"} 1.0\n"))
+        #expect(text.contains("sightline_connections_refused_total 0\n"))
+        #expect(text.components(separatedBy: "# TYPE sightline_stage_seconds histogram").count == 2)
+
+        // One camera's page: its series and the server's.
+        let own = metrics.page(camera: front)
+        #expect(own.contains("sightline_stage_seconds_count{camera=\"front\",stage=\"template\"} 1\n"))
+        #expect(own.contains("sightline_uptime_seconds ") && !own.contains("a\\\"b"))
+
+        // A camera detached: nothing of it stays.
+        metrics.detach(camera: "front", stats: stats, video: video)
+        stats.stage(.template, seconds: 0.012)
+        #expect(!metrics.page([]).contains("front"))
+        #expect(metrics.page([]).contains("sightline_uptime_seconds "))
     }
 }

@@ -24,6 +24,7 @@ import http.client
 import io
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -108,6 +109,24 @@ def decode_jpeg(data: bytes):
     assert img.format == "JPEG", f"Pillow says format {img.format}"
     img.load()
     return img
+
+
+_CAMERA_LABEL = re.compile(r'camera="(?:[^"\\\n]|\\.)*",?')
+
+
+def without_camera(line: str) -> str:
+    """A /metrics sample line with its `camera` label (every camera's series has one, first)
+    left out: a one-camera server's lines as the tests name them, `name{other="labels"} value`."""
+    return _CAMERA_LABEL.sub("", line, count=1).replace("{}", "")
+
+
+def metric(text: str, name: str, labels: str = "") -> float:
+    """The value of `name` with exactly `labels` (`'{a="b"}'`, besides `camera`) in /metrics `text`."""
+    for line in text.splitlines():
+        line = without_camera(line)
+        if line.startswith(name + labels + " "):
+            return float(line.split()[-1])
+    raise AssertionError(f"{name}{labels} not in /metrics")
 
 
 def http_get(port: int, path: str, timeout: float = 10.0, headers: dict | None = None,

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from conftest import ADMIN, TOKEN, admin_request as request, frames_of, http_get, read_mjpeg_parts, server_binary
+from conftest import ADMIN, TOKEN, admin_request as request, frames_of, http_get, metric, read_mjpeg_parts, server_binary
 
 
 
@@ -148,7 +148,7 @@ def test_metrics_show_no_publish_path_or_source_secrets(sightline, tmp_path):
         status, _, body = http_get(server.port, "/metrics", headers=headers)
         text = body.decode()
         assert status == 200, text[:300]
-        assert f'sightline_publish_up{{target="rtmp://127.0.0.1:{closed}",index="0"}}' in text, text
+        metric(text, "sightline_publish_up", f'{{target="rtmp://127.0.0.1:{closed}",index="0"}}')
         for secret in ("SECRETKEY", "/live", "user", ":pw", "secretpw", "privatepath"):
             assert secret not in text, secret
         status, _, body = http_get(server.port, "/api/state", headers=headers)

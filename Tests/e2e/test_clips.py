@@ -20,7 +20,7 @@ from PIL import Image
 
 from clipfile import (FFPROBE, WsRecorder, decoded_pictures, ffprobe_packet_flags, ffprobe_stream, read_clip,
                       whole_fragment_samples)
-from conftest import fill_disk, http_get, small_tmpfs, YUNET, yunet_model
+from conftest import fill_disk, metric, http_get, small_tmpfs, YUNET, yunet_model
 from scenes import comings_and_goings
 
 av = pytest.importorskip("av", reason="PyAV not installed (pip install av, Tests/requirements.txt)")
@@ -504,10 +504,10 @@ def start_and_fill_during_a_clip(sightline, video, tmp_path, disk: Path, *, afte
 
 def metric_value(server, name: str) -> float | None:
     text = http_get(server.port, "/metrics")[2].decode()
-    for line in text.splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[-1])
-    return None
+    try:
+        return metric(text, name)
+    except AssertionError:
+        return None
 
 
 def test_a_full_disk_stops_clips_in_words_the_rest_carries_on_and_clips_resume_with_space(sightline, video, tmp_path,

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from conftest import TOKEN, FrameLog, free_port, http_get, receive_frames, terminate, YUNET, yunet_model
+from conftest import TOKEN, metric, FrameLog, free_port, http_get, receive_frames, terminate, YUNET, yunet_model
 from scenes import comings_and_goings
 
 paho = pytest.importorskip("paho.mqtt.client")
@@ -214,7 +214,7 @@ def test_events_reach_a_real_broker_in_order_with_counts_snapshots_and_a_last_wi
 
         # /metrics says so too.
         metrics = http_get(server.port, "/metrics")[2].decode()
-        assert "sightline_mqtt_connected 1" in metrics and "sightline_events_stored " in metrics, metrics[-1500:]
+        assert metric(metrics, "sightline_mqtt_connected") == 1 and metric(metrics, "sightline_events_stored") >= 0
 
         # Killed: the broker publishes the last will.
         server.kill()

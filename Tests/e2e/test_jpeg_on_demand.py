@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import (FrameLog, check_frame_pairs, decode_jpeg, http_get, read_mjpeg_parts,
+from conftest import (metric, FrameLog, check_frame_pairs, decode_jpeg, http_get, read_mjpeg_parts,
                       receive_frames)
 import scene1080
 
@@ -30,10 +30,7 @@ def encodes(server) -> int:
 def metric_encodes(server) -> float:
     status, _, body = http_get(server.port, "/metrics")
     assert status == 200
-    for line in body.decode().splitlines():
-        if line.startswith('sightline_stage_seconds_count{stage="encode"}'):
-            return float(line.split()[-1])
-    raise AssertionError("no sightline_stage_seconds_count for the encode stage in /metrics")
+    return metric(body.decode(), "sightline_stage_seconds_count", '{stage="encode"}')
 
 
 def wait_processed(server, more: int, timeout: float = 30.0) -> dict:

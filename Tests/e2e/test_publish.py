@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import http_get, ws_connect
+from conftest import http_get, metric, ws_connect
 from h264 import length_prefixed_units, nal_units, sightline_json
 from relay import NginxRTMP
 
@@ -158,7 +158,7 @@ def test_a_relay_away_for_10_s_costs_the_viewers_nothing_and_is_rejoined_within_
         status, _, body = http_get(server.port, "/metrics")
         text = body.decode()
         # Labelled by scheme, host and port and the place in the list: the path (a stream key) is not shown.
-        assert f'sightline_publish_up{{target="rtmp://127.0.0.1:{relay.port}",index="0"}} 1' in text
+        assert metric(text, "sightline_publish_up", f'{{target="rtmp://127.0.0.1:{relay.port}",index="0"}}') == 1
         assert "/live/" not in text
         assert "sightline_publish_dropped_frames_total" in text
     finally:

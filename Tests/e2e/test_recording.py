@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from clipfile import FFPROBE, ffprobe_stream, read_clip
-from conftest import http_get
+from conftest import http_get, metric
 
 CONFIG = """record:
   enabled: true
@@ -96,7 +96,7 @@ def test_segments_follow_each_other_without_a_lost_frame_and_are_served_with_ran
     state = get_json(server, "/api/state")
     assert state["recording"]["segments"] >= 2 and state["recording"]["bytes"] > 0
     status, _, metrics = http_get(server.port, "/metrics")
-    assert b"sightline_recording_writing 1" in metrics
+    assert metric(metrics.decode(), "sightline_recording_writing") == 1
 
 
 def test_a_segment_cut_by_kill_9_is_kept_measured_and_served_after_a_restart(sightline, tmp_path, ffprobe):

@@ -47,6 +47,8 @@ final class CameraRegistry: Sendable {
     private let sharing: FaceSharing
     private let connections: MQTTConnections
     private let startedAt: UInt64
+    /// `/metrics`: the server's figures and every camera's histograms (attached before a camera starts).
+    private let metrics: ServerMetrics
     private let logger: Logger
     private let environment: [String: String]
 
@@ -64,8 +66,10 @@ final class CameraRegistry: Sendable {
         self.sharing = sharing
         self.connections = connections
         self.startedAt = startedAt
+        metrics = ServerMetrics(server: server.stats, startedAt: startedAt)
         self.logger = logger
         self.environment = environment
+        for unit in units { metrics.attach(camera: unit.name, stats: unit.graph.stats, video: unit.videoStats) }
         let made = units.map { Entry(unit: $0, parts: routeParts($0)) }
         entries.withLock { $0 = made }
         publishRoutes()
@@ -87,8 +91,10 @@ final class CameraRegistry: Sendable {
         let now = entries.withLock { $0 }
         let listing = CamerasAPI(cameras: { [weak self] in self?.units ?? [] }, sharing: sharing,
                                  isAdmin: { [auth] request in Routes.isAdmin(auth, request) })
+        let units = now.map(\.unit)
         let router = Routes.router(cameras: now.map { (name: $0.unit.name, parts: $0.parts) },
-                                   extra: listing.routes + adminRoutes)
+                                   extra: listing.routes + adminRoutes,
+                                   metrics: { [metrics] in metrics.page(units.map(SightlineServer.metricsReading)) })
         server.replaceRoutes(with: router)
     }
 
@@ -187,10 +193,12 @@ final class CameraRegistry: Sendable {
                 return refusal
             }
             unit.connect(to: server)
+            metrics.attach(camera: unit.name, stats: unit.graph.stats, video: unit.videoStats)
             do {
                 try unit.start(waking: server)
             } catch {
                 unit.stop()
+                metrics.detach(camera: unit.name, stats: unit.graph.stats, video: unit.videoStats)
                 unit.leaveMQTT(clear: false)
                 _ = save(state.roster, action: "cannot restore the cameras' file")
                 return .error(422, "cannot start the camera", detail: "\(error)")
@@ -244,6 +252,8 @@ final class CameraRegistry: Sendable {
             let unit = now[index].unit
             entries.withLock { $0.removeAll { $0.unit === unit } }
             publishRoutes()
+            // Its histograms out of /metrics with the rest of its series.
+            metrics.detach(camera: unit.name, stats: unit.graph.stats, video: unit.videoStats)
             // Its viewers are closed at the server's next wake-up, now.
             if streams.remove(named: name) { server.wake() }
             unit.stop()
@@ -344,7 +354,7 @@ final class CameraRegistry: Sendable {
         let eventAPI = events?.api(namer: Self.eventNamer(events, camera, settings, logger), recordings: recordings)
         return Routes.Parts(
             state: { SightlineServer.state(camera: camera, startedAt: startedAt, parts: parts) },
-            metrics: { [server] in SightlineServer.metrics(camera: unit, startedAt: startedAt, server: server.stats.snapshot()) },
+            metrics: { [metrics] in metrics.page(camera: SightlineServer.metricsReading(unit)) },
             latestFrame: { stream.slot.latest },
             staticFiles: staticFiles,
             templates: templates, sources: sources, faces: camera.faceService.map { FaceAPI(service: $0) },

@@ -31,9 +31,17 @@ enum Routes {
     /// each camera answers its own under `/cam/NAME/` (streams, snapshot,
     /// metrics) and `/api/cameras/NAME/` (its API: `/api/state` is
     /// `/api/cameras/NAME/state`). `extra`: server-wide routes (`/api/cameras`).
-    static func router(cameras: [(name: String, parts: Parts)], extra: [Route] = []) -> Router {
+    /// `metrics`: the unprefixed `/metrics`, every camera's (nil: the first camera's, as `/cam/NAME/metrics`).
+    static func router(cameras: [(name: String, parts: Parts)], extra: [Route] = [],
+                       metrics: (@Sendable () -> String)? = nil) -> Router {
         let first = cameras[0].parts
-        var routes = serverRoutes(first) + extra + cameraRoutes(first)
+        let firstRoutes = cameraRoutes(first).map { route in
+            guard let metrics, route.method == .get, route.pattern.text == "/metrics" else { return route }
+            return Route(.get, "/metrics", access: route.access, route.execution) { _ in
+                .text(metrics(), contentType: PrometheusText.contentType)
+            }
+        }
+        var routes = serverRoutes(first) + extra + firstRoutes
         for camera in cameras {
             routes += cameraRoutes(camera.parts).map { prefixed($0, camera: camera.name) }
         }

@@ -138,21 +138,19 @@ public final class SightlineServer: Sendable {
         return state
     }
 
-    static func metrics(camera unit: CameraUnit, startedAt: UInt64, server: ServerStats.Snapshot) -> String {
+    /// What `/metrics` reads of one camera now (its histograms are recorded live: `ServerMetrics`).
+    static func metricsReading(_ unit: CameraUnit) -> CameraReading {
         let camera = unit.graph
         let parts = unit.parts
-        let events = unit.events
         let snapshot = camera.stats.snapshot()
-        let video = parts.video
-        let publishers = parts.publishers
-        return PrometheusText.render(stats: snapshot, server: server, status: camera.capture.status,
-                                     templates: camera.templates.all.count, uptime: uptime(since: startedAt),
-                                     sinks: camera.sinkCounts)
-            + PrometheusText.render(video: video.stats.snapshot(feed: video.feed, webSocketClients: snapshot.webSocketClients),
-                                    encode: video.stats.encodeHistograms())
-            + (publishers.isEmpty ? "" : PrometheusText.render(publish: publishers.map(\.snapshot)))
-            + (events.map { PrometheusText.render(events: $0.status) } ?? "")
-            + (parts.recorder.map { PrometheusText.render(recording: $0.snapshot) } ?? "")
+        var reading = CameraReading(name: unit.name, stats: snapshot, status: camera.capture.status)
+        reading.templates = camera.templates.all.count
+        reading.sinks = camera.sinkCounts
+        reading.video = parts.video.stats.snapshot(feed: parts.video.feed, webSocketClients: snapshot.webSocketClients)
+        reading.publish = parts.publishers.map(\.snapshot)
+        reading.events = unit.events?.status
+        reading.recording = parts.recorder?.snapshot
+        return reading
     }
 
     private static func uptime(since start: UInt64) -> Double { Double(MonotonicClock.nanos() - start) / 1e9 }

@@ -19,6 +19,17 @@ public enum StageName: String, CaseIterable, Sendable {
     case convert, template, faces, faceDetect, encode, send
 }
 
+/// A duration as it is recorded, for a listener that keeps its own
+/// histograms of it (`/metrics`, through swift-prometheus).
+public enum Timing: Sendable, Hashable {
+    case stage(StageName)
+    case captureToSend
+    case encode(VideoRendition)
+}
+
+/// Called with each duration as it is recorded (seconds), on the recording thread, outside the stats' lock.
+public typealias TimingObserver = @Sendable (Timing, Double) -> Void
+
 /// Counters, rates and histograms shared by the capture thread, the
 /// pipeline thread, the face worker and the lws service thread, all in one `Mutex`.
 public final class PipelineStats: Sendable {
@@ -61,6 +72,7 @@ public final class PipelineStats: Sendable {
         var sentRate = RateMeter()
         var facePassRate = RateMeter(window: 5)
         var lastSentSeq: UInt64 = 0
+        var observer: TimingObserver?
     }
 
     private let state: Locked<State>
@@ -98,10 +110,17 @@ public final class PipelineStats: Sendable {
     }
 
     public func stage(_ stage: StageName, seconds: Double) {
-        state.withLock {
+        let observer = state.withLock {
             $0.data.stages[stage]?.record(seconds: seconds)
             if stage == .faceDetect { $0.data.facePasses += 1; $0.facePassRate.tick() }
+            return $0.observer
         }
+        observer?(.stage(stage), seconds)
+    }
+
+    /// Each stage's and capture-to-send duration from now on to `observer` too (nil: no more).
+    public func observeTimings(_ observer: TimingObserver?) {
+        state.withLock { $0.observer = observer }
     }
 
     /// Pipeline thread: the face stage saw a cut and ended every track.
@@ -147,7 +166,7 @@ public final class PipelineStats: Sendable {
     /// it as sent for the fps figure; every send adds its bytes and latency.
     /// `latencySeconds` nil: a unit whose age is not the stream's latency (a joiner's catch-up).
     public func frameSent(seq: UInt64, bytes: Int, latencySeconds: Double?) {
-        state.withLock { state in
+        let observer = state.withLock { state in
             state.data.bytesSent += UInt64(bytes)
             if let latencySeconds { state.data.captureToSend.record(seconds: latencySeconds) }
             if seq > state.lastSentSeq {
@@ -155,7 +174,9 @@ public final class PipelineStats: Sendable {
                 state.data.sent += 1
                 state.sentRate.tick()
             }
+            return state.observer
         }
+        if let latencySeconds { observer?(.captureToSend, latencySeconds) }
     }
 
     public func clientSkipped(_ frames: UInt64) {

@@ -60,6 +60,7 @@ public final class VideoStats: Sendable {
         var jpegBytes = RecentMean(size: 150)
         var skipsToKeyframe: UInt64 = 0
         var viewers: [UInt64: Viewer] = [:]
+        var observer: TimingObserver?
     }
 
     private let state = Locked(State())
@@ -73,7 +74,7 @@ public final class VideoStats: Sendable {
 
     /// H.264 sink: one frame encoded (its access unit with the SEI).
     public func encoded(_ rendition: VideoRendition, seconds: Double, bytes: Int, keyframe: Bool, forced: Bool) {
-        state.withLock { state in
+        let observer = state.withLock { state in
             var lane = state.lanes[rendition]!
             lane.encode.record(seconds: seconds)
             lane.frames += 1
@@ -83,7 +84,14 @@ public final class VideoStats: Sendable {
                 if forced { lane.requestedKeyframes += 1 } else { lane.scheduledKeyframes += 1 }
             }
             state.lanes[rendition] = lane
+            return state.observer
         }
+        observer?(.encode(rendition), seconds)
+    }
+
+    /// Each encode time from now on to `observer` too (nil: no more).
+    public func observeTimings(_ observer: TimingObserver?) {
+        state.withLock { $0.observer = observer }
     }
 
     /// H.264 sink: a frame could not be encoded.

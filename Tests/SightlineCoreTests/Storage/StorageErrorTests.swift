@@ -89,10 +89,11 @@ import SightlineTesting
         let state = ServerState(version: "t", uptimeSeconds: 0, status: SourceStatus(spec: "demo", name: "demo", state: .live), stats: snapshot, templates: [])
         #expect(state.storage == ServerState.Storage(writeFailures: 3,
                                                      writeFailuresByArea: ["templates": 1, "events": 2, "faces": 0]))
-        let text = PrometheusText.render(stats: snapshot, server: ServerStats.Snapshot(), status: SourceStatus(spec: "demo", name: "demo", state: .live), templates: 0, uptime: 1)
+        let camera = CameraReading(name: "door", stats: snapshot, status: SourceStatus(spec: "demo", name: "demo", state: .live))
+        let text = PrometheusText.render(server: ServerReading(), cameras: [camera], histograms: [])
         #expect(text.contains("# TYPE sightline_storage_write_failures_total counter\n"))
-        #expect(text.contains("sightline_storage_write_failures_total{area=\"templates\"} 1\n"))
-        #expect(text.contains("sightline_storage_write_failures_total{area=\"events\"} 2\n"))
-        #expect(text.contains("sightline_storage_write_failures_total{area=\"faces\"} 0\n"))
+        #expect(text.contains("sightline_storage_write_failures_total{camera=\"door\",area=\"templates\"} 1\n"))
+        #expect(text.contains("sightline_storage_write_failures_total{camera=\"door\",area=\"events\"} 2\n"))
+        #expect(text.contains("sightline_storage_write_failures_total{camera=\"door\",area=\"faces\"} 0\n"))
     }
 }
