@@ -1,4 +1,5 @@
 import Testing
+@testable import SightlineSupport
 @testable import SightlinePipeline
 @testable import SightlineHTTP
 @testable import SightlineCore
