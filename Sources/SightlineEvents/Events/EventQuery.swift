@@ -1,7 +1,6 @@
 import Foundation
 import SightlineVision
 import SightlinePipeline
-import SightlineHTTP
 import SightlineSupport
 
 /// What `GET /api/events` asks for: filters (kind, label or name, a time

@@ -2,6 +2,7 @@ import Foundation
 import SightlineVision
 import SightlinePipeline
 import SightlineHTTP
+import SightlineEvents
 
 /// The recordings endpoints (continuous recording on):
 /// - `GET /api/recordings?from=&to=` (Unix seconds, both optional): the
