@@ -1,5 +1,4 @@
 import Foundation
-import SightlineVision
 import SightlinePipeline
 
 /// One message about one event: it began (`new`, once it has lasted the

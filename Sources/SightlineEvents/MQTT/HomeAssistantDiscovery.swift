@@ -1,6 +1,4 @@
 import Foundation
-import SightlineVision
-import SightlinePipeline
 import SightlineSupport
 
 /// Home Assistant MQTT discovery (`mqtt.homeAssistant: true`): retained

@@ -1,6 +1,5 @@
 import Foundation
 import SightlineVision
-import SightlinePipeline
 
 /// The `<prefix>/events` message, in Frigate's shape:
 /// `{"type": "new"|"update"|"end", "before": {...}, "after": {...}}`, each

@@ -1,6 +1,4 @@
 import Foundation
-import SightlineVision
-import SightlineSupport
 import SightlinePipeline
 
 /// How to reach the broker and what to publish there (config `mqtt.*`).

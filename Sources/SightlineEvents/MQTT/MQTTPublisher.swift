@@ -2,7 +2,6 @@ import CSightlineMQTT
 import Foundation
 import Logging
 import Synchronization
-import SightlineVision
 import SightlineSupport
 import SightlinePipeline
 

@@ -1,5 +1,4 @@
 import Foundation
-import SightlineSupport
 import SightlinePipeline
 
 /// The last seconds of encoded video, kept so a clip can start before its

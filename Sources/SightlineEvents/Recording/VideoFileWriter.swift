@@ -1,5 +1,4 @@
 import Foundation
-import SightlineVision
 import SightlineSupport
 import SightlinePipeline
 
