@@ -97,7 +97,6 @@ public final class SightlineServer: Sendable {
     }
 
     public var port: Int { server.boundPort }
-    public var latestFrame: EncodedFrame? { cameras[0].stream.slot.latest }
 
     public func start() throws {
         try server.start()
@@ -121,14 +120,6 @@ public final class SightlineServer: Sendable {
         mqtt.stop()
         faceSharing.stop()
         server.stop()
-    }
-
-    public func state() -> ServerState {
-        Self.state(camera: cameras[0].graph, startedAt: startedAt, parts: cameras[0].parts)
-    }
-
-    public func metricsText() -> String {
-        Self.metrics(camera: cameras[0], startedAt: startedAt)
     }
 
     // MARK: - Assembly of the HTTP side
