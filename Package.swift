@@ -132,7 +132,7 @@ let package = Package(
         .target(
             name: "SightlineEvents",
             dependencies: [
-                "SightlineSupport", "SightlineVision", "SightlinePipeline", "SightlineHTTP", "CSightlineMQTT",
+                "SightlineSupport", "SightlineVision", "SightlinePipeline", "CSightlineMQTT",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]

@@ -192,7 +192,7 @@ int sl_av_reader_read(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_error
 // The compressed frame a picture was decoded from; owned by the reader,
 // valid until its next read, rewind or close.
 typedef struct sl_av_unit {
-    const uint8_t *data; // NULL when this picture has no unit to pass on (see `lost`, `reordered`)
+    const uint8_t *data; // NULL when this picture has no unit to pass on (see `lost`, `sl_av_reader_reorders`)
     size_t size;
     int is_key;          // the container or parser called it a keyframe
     int lost;            // units before this one gave no picture (the decoder refused them, or too many waited)

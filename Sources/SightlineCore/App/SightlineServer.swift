@@ -30,12 +30,6 @@ public final class SightlineServer: Sendable {
     /// One broker connection (per distinct broker configuration) for every camera.
     public let mqtt: MQTTConnections
 
-    /// The first camera (the unprefixed routes').
-    public var camera: CameraGraph { cameras[0].graph }
-    public var events: EventServices? { cameras[0].events }
-    public var publishers: [Publisher] { cameras[0].publishers }
-    public var recorder: SegmentRecorder? { cameras[0].recorder }
-
     public init(settings: ServeSettings, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         try settings.validate()
         self.settings = settings
@@ -98,7 +92,6 @@ public final class SightlineServer: Sendable {
     }
 
     public var port: Int { server.boundPort }
-    public var latestFrame: EncodedFrame? { cameras[0].stream.slot.latest }
 
     public func start() throws {
         try server.start()

@@ -1,7 +1,4 @@
 import Foundation
-import SightlineSupport
-import SightlinePipeline
-import SightlineHTTP
 
 /// An event's clip as its JSON says it (`clip`): the video from pre-capture
 /// before its first frame to post-capture after its last, in

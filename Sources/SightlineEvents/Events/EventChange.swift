@@ -1,7 +1,5 @@
 import Foundation
-import SightlineVision
 import SightlinePipeline
-import SightlineHTTP
 
 /// One message about one event: it began (`new`, once it has lasted the
 /// minimum length), changed or is still going (`update`, at a bounded

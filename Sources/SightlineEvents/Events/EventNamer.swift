@@ -3,7 +3,6 @@ import SightlineSupport
 import Synchronization
 import SightlineVision
 import SightlinePipeline
-import SightlineHTTP
 
 /// "Name this person" from a face event, after the face has gone: finds the
 /// face again in the event's stored best frame (the detector the server runs,

@@ -1,8 +1,5 @@
 import Foundation
 import SightlineVision
-import SightlinePipeline
-import SightlineHTTP
-import SightlineSupport
 
 /// What `GET /api/events` asks for: filters (kind, label or name, a time
 /// range the event overlaps), a page size, and where the previous page

@@ -1,6 +1,5 @@
 import Foundation
 import SightlineVision
-import SightlinePipeline
 import SightlineSupport
 
 /// One event: the life of one tracked thing (a face track, or a template's

@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import Synchronization
-import SightlineVision
 import SightlineSupport
 import SightlinePipeline
 

@@ -1,10 +1,8 @@
 import Foundation
 import Logging
 import Synchronization
-import SightlineVision
 import SightlineSupport
 import SightlinePipeline
-import SightlineHTTP
 
 /// Events as a sink: the tracker sees every frame, the disk and the broker
 /// get what it says on threads of their own.

@@ -3,7 +3,6 @@ import Synchronization
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
-import SightlineHTTP
 
 /// Events on disk, in `<data-dir>/events/`: per event `<id>.json` (the
 /// record), `<id>.jpg` (its best frame, the stream's own JPEG),

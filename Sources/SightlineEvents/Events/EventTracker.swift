@@ -2,7 +2,6 @@ import Foundation
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
-import SightlineHTTP
 
 /// Turns each frame's detections into events: follows every tracked thing
 /// (a face by its track id; a template's appearance by its label, and by

@@ -1,7 +1,4 @@
 import Foundation
-import SightlineVision
-import SightlinePipeline
-import SightlineHTTP
 import SightlineSupport
 
 /// Home Assistant MQTT discovery (`mqtt.homeAssistant: true`): retained

@@ -1,8 +1,6 @@
 import Foundation
 import SightlineSupport
 import Synchronization
-import SightlineVision
-import SightlinePipeline
 
 /// One camera's way onto the server's shared broker connection
 /// (`MQTTPublisher`): its events, counts and snapshots go into the

@@ -1,8 +1,5 @@
 import CSightlineMQTT
 import Foundation
-import SightlineVision
-import SightlineSupport
-import SightlineHTTP
 
 /// One libmosquitto client for one connection attempt: made, connected,
 /// used and destroyed on the publisher's thread, never anywhere else

@@ -1,8 +1,6 @@
 import Foundation
 import SightlineSupport
 import SightlineVision
-import SightlinePipeline
-import SightlineHTTP
 
 /// The `<prefix>/events` message, in Frigate's shape:
 /// `{"type": "new"|"update"|"end", "before": {...}, "after": {...}}`, each

@@ -1,8 +1,5 @@
 import Foundation
-import SightlineVision
-import SightlineSupport
 import SightlinePipeline
-import SightlineHTTP
 
 /// How to reach the broker and what to publish there (config `mqtt.*`).
 public struct MQTTOptions: Sendable, Equatable {

@@ -1,8 +1,6 @@
 import Foundation
 import SightlineSupport
 import Synchronization
-import SightlineVision
-import SightlinePipeline
 
 /// What waits to be published on the one broker connection, bounded
 /// whatever the broker does, in lanes: one per camera (its name) and one for

@@ -2,10 +2,8 @@ import CSightlineMQTT
 import Foundation
 import Logging
 import Synchronization
-import SightlineVision
 import SightlineSupport
 import SightlinePipeline
-import SightlineHTTP
 
 /// The server's broker connection, shared by every camera: publishes
 /// events, counts, snapshots, stats and Home Assistant discovery through

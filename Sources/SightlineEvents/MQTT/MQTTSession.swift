@@ -1,10 +1,7 @@
 import CSightlineMQTT
 import Foundation
 import Logging
-import SightlineVision
 import SightlineSupport
-import SightlinePipeline
-import SightlineHTTP
 
 /// The publisher's thread: connects, reconnects with back-off, drains the
 /// outbox while at most `maxInFlight` QoS 1 messages wait for the broker,

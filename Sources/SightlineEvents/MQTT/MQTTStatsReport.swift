@@ -3,7 +3,6 @@ import Synchronization
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
-import SightlineHTTP
 
 /// One camera's figures in the `<prefix>/stats` message: frame rates
 /// (capture, processed, sent), drops by reason, the face detector's rate,

@@ -4,7 +4,6 @@ import Synchronization
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
-import SightlineHTTP
 
 /// Every event's video: a clip per event from `preCapture` seconds before
 /// its first frame to `postCapture` seconds after its last, written while

@@ -1,7 +1,5 @@
 import Foundation
-import SightlineSupport
 import SightlinePipeline
-import SightlineHTTP
 
 /// The last seconds of encoded video, kept so a clip can start before its
 /// event: access units of the main rendition, oldest first, always from a

@@ -3,7 +3,6 @@ import Synchronization
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
-import SightlineHTTP
 
 /// Continuous recording's segments on disk, in `<data-dir>/recordings/`:
 /// each a fragmented MP4 named by its first frame's capture time. While
@@ -51,7 +50,7 @@ public final class RecordingStore: Sendable {
     public func path(_ name: String) -> String { (directory as NSString).appendingPathComponent(name) }
 
     /// `<start>.mp4` or `<start>_<ms>.mp4`, start with three decimals.
-    static func parse(_ name: String) -> (start: Double, milliseconds: Int?)? {
+    public static func parse(_ name: String) -> (start: Double, milliseconds: Int?)? {
         guard name.hasSuffix(".mp4"), name.count <= 40 else { return nil }
         let stem = name.dropLast(4)
         let parts = stem.split(separator: "_", omittingEmptySubsequences: false)

@@ -4,7 +4,6 @@ import Synchronization
 import SightlineVision
 import SightlineSupport
 import SightlinePipeline
-import SightlineHTTP
 
 /// Continuous recording (`record.enabled`): the main H.264 rendition, SEI
 /// boxes included, written without a break as fragmented MP4 segments

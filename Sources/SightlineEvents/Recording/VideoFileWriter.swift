@@ -1,8 +1,6 @@
 import Foundation
-import SightlineVision
 import SightlineSupport
 import SightlinePipeline
-import SightlineHTTP
 
 /// One fragmented MP4 file being written from the H.264 feed's access
 /// units (an event's clip, or a segment of continuous recording), through

@@ -24,11 +24,6 @@ package enum TrackGeometry {
         return wrapped
     }
 
-    /// Exponential smoothing of an angle that takes the short way round ±180.
-    static func smoothAngle(_ current: Double, toward target: Double, weight: Double) -> Double {
-        wrapDegrees(current + weight * wrapDegrees(target - current))
-    }
-
     static func shifted(_ landmarks: FaceLandmarks, by dx: Double, _ dy: Double) -> FaceLandmarks {
         func move(_ p: PixelPoint) -> PixelPoint { PixelPoint(x: p.x + dx, y: p.y + dy) }
         return FaceLandmarks(rightEye: move(landmarks.rightEye), leftEye: move(landmarks.leftEye),

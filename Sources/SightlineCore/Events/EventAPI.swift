@@ -2,6 +2,7 @@ import Foundation
 import SightlineVision
 import SightlinePipeline
 import SightlineHTTP
+import SightlineEvents
 
 /// The event endpoints:
 /// - `GET /api/events?kind=&label=|name=&from=&to=&before=&limit=`: a page,

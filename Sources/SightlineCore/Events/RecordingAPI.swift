@@ -3,6 +3,7 @@ import SightlineSupport
 import SightlineVision
 import SightlinePipeline
 import SightlineHTTP
+import SightlineEvents
 
 /// The recordings endpoints (continuous recording on):
 /// - `GET /api/recordings?from=&to=` (Unix seconds, both optional): the
