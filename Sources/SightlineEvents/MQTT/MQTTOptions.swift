@@ -1,4 +1,5 @@
 import Foundation
+import SightlineSupport
 import SightlinePipeline
 
 /// How to reach the broker and what to publish there (config `mqtt.*`).
