@@ -120,7 +120,7 @@ final class WebSocketVideoViewer: StreamSession {
     }
 
     /// Service thread: what a `?video=fmp4` viewer gets for `unit`, in order
-    /// (the README's H.264 section): when the fragmenter starts an init segment,
+    /// (docs/video.md, "Plain HTTP"): when the fragmenter starts an init segment,
     /// its notice `{"type":"fmp4Init","codec":...,"timescale":90000,"bytes":N,...}`
     /// and its bytes; then the frame's JSON with `"fmp4": {"pts": P, "bytes": M}`
     /// added. The fragment itself goes in `fragment`, sent as the frame's binary message.

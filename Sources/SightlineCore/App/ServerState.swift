@@ -5,7 +5,7 @@ import SightlinePipeline
 import SightlineHTTP
 import SightlineEvents
 
-/// The body of GET /api/state (see README.md for the fields).
+/// The body of GET /api/state (docs/api.md lists the fields).
 public struct ServerState: Codable, Sendable {
     public struct Source: Codable, Sendable {
         public var spec: String

@@ -7,7 +7,7 @@ import Foundation
 /// access unit, muxed by libavformat's MP4 muxer into memory (CSightlineAV's
 /// `sl_av_fragmenter`). The units keep their Sightline SEI.
 ///
-/// Timestamps (the README's H.264 section): 90 kHz ticks. libavformat dates
+/// Timestamps (docs/video.md, "Plain HTTP"): 90 kHz ticks. libavformat dates
 /// each fragment by the sum of the sample durations before it, so the
 /// timeline is made of durations: the first unit of an init segment has pts
 /// 0, and each unit lasts the gap between capture times, smoothed (weight

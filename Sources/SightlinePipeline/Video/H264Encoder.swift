@@ -16,7 +16,7 @@ import SightlineSupport
 /// sink's own thread), like `JPEGEncoder`. With `threads` 1 all of x264's
 /// work happens inside `encode` on that thread.
 public final class H264Encoder {
-    /// The defaults are chosen by `sightline bench --h264` (README, Benchmarks): at
+    /// The defaults are chosen by `sightline bench --h264` (docs/benchmarks.md): at
     /// `veryfast` and crf 20 a 640x480 frame costs about 5 ms of one core, and on
     /// natural footage (the street camera, the panned photos) H.264 takes under a
     /// quarter of the bytes of JPEG at quality 80 at a luma SSIM at least as high.
@@ -41,7 +41,7 @@ public final class H264Encoder {
         /// The default leaves out veryfast's search of 8x8 inter partitions:
         /// on the street camera and the clean panned photos at 640x480 it takes
         /// 10-25 % less encode time for 1-3 % more bytes at the same SSIM
-        /// (README, Benchmarks).
+        /// (docs/benchmarks.md).
         public var x264Params: String? = "partitions=i8x8,i4x4"
 
         public init() {}

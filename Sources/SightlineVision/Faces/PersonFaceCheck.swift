@@ -5,7 +5,7 @@ import Foundation
 /// detector took for one, by a second look: dlib's HOG frontal face
 /// detector, trained only on people, on the candidate's upright crop
 /// (`UprightFaceCrop`). YuNet scores a dog's face 0.85; the HOG detector's
-/// score there is far below what it gives people's faces (README, Faces).
+/// score there is far below what it gives people's faces (docs/faces.md).
 ///
 /// Belongs to the thread of the detector that owns it (dlib's detector keeps
 /// scratch memory).

@@ -38,7 +38,7 @@ public final class YuNetDetector: FaceDetector {
         public var refineEverySeconds = 0.0
         /// Side of the crop of that live refinement (a multiple of 32): 320
         /// reads roll best; 224 costs half as much, 160 a quarter, each with
-        /// a larger roll error (README, "Faces on a budget").
+        /// a larger roll error (docs/faces.md, "Faces on a budget").
         public var trackedCropSize = LandmarkRefiner.defaultCropSize
         /// A tracked face seen to hold still (see `LandmarkRereadSchedule.interval`: its last
         /// two readings, the track at the last one and the track now all
