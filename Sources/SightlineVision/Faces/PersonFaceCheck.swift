@@ -7,6 +7,16 @@ import Foundation
 /// (`UprightFaceCrop`). YuNet scores a dog's face 0.85; the HOG detector's
 /// score there is far below what it gives people's faces (docs/faces.md).
 ///
+/// With YuNet's 640 model a dog's face (dlib's dogs.jpg) scores 0.17 at
+/// HOG, above people's faces turned or small (0.05). A score under
+/// `doubtfulScore` is therefore taken for a person's only when dlib's
+/// 68-point fit on the crop also puts the nose tip (point 30) where the
+/// detector put it, within `maxNoseOffset` interocular distances: the fit
+/// follows a person's face, and on the dog it lands 0.24 away; the people's
+/// faces of the labelled and shared photos read 0.18 at most (0.16 with a
+/// score under `doubtfulScore`). Without the shape model the score decides
+/// alone.
+///
 /// Belongs to the thread of the detector that owns it (dlib's detector keeps
 /// scratch memory).
 package final class PersonFaceCheck {
@@ -17,8 +27,13 @@ package final class PersonFaceCheck {
     static let minScore = -0.3
     /// Detections are looked for down to this score (a miss reads as this).
     static let searchThreshold = -1.5
+    /// Scores under this need the 68-point fit's nose to agree (see above).
+    static let doubtfulScore = 0.3
+    static let maxNoseOffset = 0.2
 
     private let handle: OpaquePointer
+    /// dlib's 68-point model, nil when it does not load.
+    private let shapeModel = try? FaceShapeModel.shared()
 
     package init() throws {
         var detector: OpaquePointer?
@@ -46,13 +61,31 @@ package final class PersonFaceCheck {
     }
 
     /// The HOG detector's best score for a face near the crop's box (its
-    /// centre within a third of the box of the crop's centre); `searchThreshold` when none.
+    /// centre within a third of the box of the crop's centre); `searchThreshold` when none,
+    /// or when the score is under `doubtfulScore` and the 68-point fit's nose lies
+    /// further than `maxNoseOffset` from the detector's.
     package func score(_ crop: UprightFaceCrop) throws -> Double {
         var best = Self.searchThreshold, box = slcv_rect_d(), found: Int32 = 0
         try OpenCVError.check { slcv_hog_faces_best(handle, crop.image.cView, Self.searchThreshold, &best, &box, &found, $0) }
         guard found > 0 else { return Self.searchThreshold }
         let centre = Double(UprightFaceCrop.side) / 2
         let offset = hypot(box.x + box.width / 2 - centre, box.y + box.height / 2 - centre)
-        return offset <= UprightFaceCrop.boxSide / 3 ? best : Self.searchThreshold
+        guard offset <= UprightFaceCrop.boxSide / 3 else { return Self.searchThreshold }
+        if best < Self.doubtfulScore, let offset = try noseOffset(crop), offset > Self.maxNoseOffset {
+            return Self.searchThreshold
+        }
+        return best
+    }
+
+    /// How far dlib's 68-point fit puts the nose tip from the detector's nose,
+    /// per interocular distance of the fit; nil without the model or the detector's nose.
+    func noseOffset(_ crop: UprightFaceCrop) throws -> Double? {
+        guard let shapeModel, let nose = crop.landmarks.nose, let toCrop = crop.toFrame.inverted else { return nil }
+        let shape = try shapeModel.fit(crop)
+        let offset = toCrop.apply(nose).distance(to: shape[30]) / max(1, shape.interocular)
+        if FaceAttributeReader.traceMeasures {
+            FileHandle.standardError.write(Data(String(format: "{\"noseOffset\": %.3f}\n", offset).utf8))
+        }
+        return offset
     }
 }

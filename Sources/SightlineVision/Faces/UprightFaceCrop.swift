@@ -32,6 +32,8 @@ package struct UprightFaceCrop {
     }
     /// The box's width in frame pixels.
     let frameBoxWidth: Double
+    /// The detector's points the crop was cut by (frame pixels).
+    let landmarks: FaceLandmarks
 
     /// nil when the eyes coincide.
     package init?(gray: ImageBuffer, landmarks: FaceLandmarks) throws {
@@ -64,6 +66,7 @@ package struct UprightFaceCrop {
         image = crop
         toFrame = back
         frameBoxWidth = width
+        self.landmarks = landmarks
     }
 
     /// Variance of the 4-neighbour Laplacian over the inner face (eyes to
