@@ -1,4 +1,4 @@
-@testable import SightlineHTTP
+import SightlineHTTP
 
 extension AuthGuard {
     /// What the tests use: one admin token, "s3cret", viewing open (loopback).
