@@ -37,11 +37,11 @@ test-web:
 	node --test Tests/web/
 
 test-e2e:
-	SIGHTLINE_BIN=$(BIN) python3 -m pytest -q Tests/e2e
+	SIGHTLINE_BIN=$(BIN) python3 -m pytest -q --durations=20 Tests/e2e
 
 ## The page plays H.264 where the browser can (Chromium on 127.0.0.1 can); its main tests run again on JPEG.
 test-browser:
-	SIGHTLINE_BIN=$(BIN) python3 -m pytest -q Tests/browser
+	SIGHTLINE_BIN=$(BIN) python3 -m pytest -q --durations=10 Tests/browser
 	SIGHTLINE_TEST_VIDEO=jpeg SIGHTLINE_BIN=$(BIN) python3 -m pytest -q Tests/browser/test_page.py
 
 ## Rates and timings asserted on throttled links (pytest -m perf; not part of make test: on a
