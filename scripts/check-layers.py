@@ -32,7 +32,8 @@ LAYERS = {
                   "SightlineStreaming", "SightlineEvents", "SightlineCore"},
 }
 # The tests' helpers and one test target per layer, each with the layers below it only
-# (a vision test builds without the pipeline's, the server's or the events' code).
+# (a vision test builds without the server's, the streaming or the events' code: the shared
+# fixtures in SightlineTesting reach down to the pipeline only).
 HELPERS = {
     "SightlineTesting": {"SightlineSupport", "SightlineVision", "SightlinePipeline"},
     "SightlineHTTPTesting": {"SightlineSupport", "SightlineHTTP"},
