@@ -166,6 +166,113 @@ extern "C" int slcv_shape_model_load(const char *path, slcv_shape_model **out, s
     });
 }
 
+// The compact form on disk: a marker, the sizes, then each array as it lies
+// in memory (this machine's byte order: the file is a cache of this host's).
+namespace {
+const char kCompactMarker[8] = {'S', 'L', 'S', 'H', 'A', 'P', 'E', '1'};
+
+template <typename T> void put(std::ofstream &out, const std::vector<T> &values) {
+    uint64_t n = values.size();
+    out.write((const char *)&n, sizeof n);
+    out.write((const char *)values.data(), (std::streamsize)(n * sizeof(T)));
+}
+void putLong(std::ofstream &out, long value) {
+    int64_t v = value;
+    out.write((const char *)&v, sizeof v);
+}
+template <typename T> bool take(std::ifstream &in, std::vector<T> &values, uint64_t most) {
+    uint64_t n = 0;
+    if (!in.read((char *)&n, sizeof n) || n > most) return false;
+    values.resize(n);
+    return (bool)in.read((char *)values.data(), (std::streamsize)(n * sizeof(T)));
+}
+bool takeLong(std::ifstream &in, long &value, long least, long most) {
+    int64_t v = 0;
+    if (!in.read((char *)&v, sizeof v) || v < least || v > most) return false;
+    value = (long)v;
+    return true;
+}
+}  // namespace
+
+extern "C" int slcv_shape_model_write(const slcv_shape_model *model, const char *path, slcv_error *err) {
+    return guarded(err, [&] {
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        if (!out) return fail(err, 46, "the compact shape model could not be written");
+        out.write(kCompactMarker, sizeof kCompactMarker);
+        putLong(out, model->initial.size());
+        putLong(out, (long)model->levels.size());
+        putLong(out, model->trees);
+        putLong(out, model->splitsPerTree);
+        putLong(out, model->components);
+        out.write((const char *)&model->initial(0), (std::streamsize)(model->initial.size() * sizeof(float)));
+        for (const auto &level : model->levels) {
+            std::vector<uint32_t> anchor(level.anchor.begin(), level.anchor.end());
+            std::vector<float> deltas;
+            for (const auto &d : level.deltas) { deltas.push_back(d.x()); deltas.push_back(d.y()); }
+            std::vector<float> axes(level.axes.begin(), level.axes.end());
+            put(out, anchor);
+            put(out, deltas);
+            put(out, level.idx1);
+            put(out, level.idx2);
+            put(out, level.thresh);
+            put(out, axes);
+            put(out, level.coefficients);
+            put(out, level.scale);
+        }
+        out.write(kCompactMarker, sizeof kCompactMarker);
+        out.flush();
+        if (!out) return fail(err, 46, "the compact shape model could not be written whole");
+        return 0;
+    });
+}
+
+extern "C" int slcv_shape_model_read(const char *path, slcv_shape_model **out, slcv_error *err) {
+    return guarded(err, [&] {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) return fail(err, 40, "the compact shape model could not be opened");
+        auto broken = [&] { return fail(err, 45, "the compact shape model is not whole"); };
+        char marker[8];
+        if (!in.read(marker, sizeof marker) || !std::equal(marker, marker + 8, kCompactMarker)) return broken();
+        std::unique_ptr<slcv_shape_model> model(new slcv_shape_model());
+        long dims = 0, levels = 0;
+        if (!takeLong(in, dims, 2, 4096) || dims % 2 != 0 || !takeLong(in, levels, 1, 1000)
+            || !takeLong(in, model->trees, 1, 100000) || !takeLong(in, model->splitsPerTree, 1, 65535)
+            || !takeLong(in, model->components, 1, dims))
+            return broken();
+        model->initial.set_size(dims);
+        if (!in.read((char *)&model->initial(0), (std::streamsize)(dims * sizeof(float)))) return broken();
+        const uint64_t splits = (uint64_t)model->trees * model->splitsPerTree;
+        const uint64_t leaves = (uint64_t)model->trees * (model->splitsPerTree + 1);
+        model->levels.resize(levels);
+        for (auto &level : model->levels) {
+            std::vector<uint32_t> anchor;
+            std::vector<float> deltas, axes;
+            if (!take(in, anchor, 65536) || !take(in, deltas, 2 * 65536) || deltas.size() != 2 * anchor.size()
+                || !take(in, level.idx1, splits) || level.idx1.size() != splits
+                || !take(in, level.idx2, splits) || level.idx2.size() != splits
+                || !take(in, level.thresh, splits) || level.thresh.size() != splits
+                || !take(in, axes, (uint64_t)dims * model->components) || axes.size() != (uint64_t)dims * model->components
+                || !take(in, level.coefficients, leaves * model->components)
+                || level.coefficients.size() != leaves * model->components
+                || !take(in, level.scale, (uint64_t)model->trees * model->components)
+                || level.scale.size() != (uint64_t)model->trees * model->components)
+                return broken();
+            for (auto a : anchor)
+                if ((long)a >= dims / 2) return broken();
+            for (size_t s = 0; s < splits; s++)
+                if (level.idx1[s] >= anchor.size() || level.idx2[s] >= anchor.size()) return broken();
+            level.anchor.assign(anchor.begin(), anchor.end());
+            for (size_t i = 0; i < anchor.size(); i++) level.deltas.push_back(dlib::vector<float, 2>(deltas[2 * i], deltas[2 * i + 1]));
+            level.axes.set_size(dims, model->components);
+            std::copy(axes.begin(), axes.end(), level.axes.begin());
+        }
+        if (!in.read(marker, sizeof marker) || !std::equal(marker, marker + 8, kCompactMarker) || in.peek() != EOF)
+            return broken();
+        *out = model.release();
+        return 0;
+    });
+}
+
 extern "C" void slcv_shape_model_release(slcv_shape_model *model) { delete model; }
 
 extern "C" int slcv_shape_model_parts(const slcv_shape_model *model) {

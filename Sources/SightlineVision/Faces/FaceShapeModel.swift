@@ -6,9 +6,10 @@ import SightlineSupport
 /// dlib's 68-point shape predictor (Debian's `libdlib-data`), through the
 /// shim in `sightline_shape.h`.
 ///
-/// Loading takes about a second (the shim keeps its leaves compact: about
-/// 10 MB held), so one model per file is loaded once per process and shared
-/// (`shared(path:)`); fitting only reads it.
+/// Loading dlib's file takes about 1.7 s (the shim keeps its leaves compact:
+/// about 10 MB held), so the compact form is kept in a cache folder for the
+/// next start (`ShapeModelCache`: about 30 ms), and one model per file is
+/// loaded once per process and shared (`shared(path:)`); fitting only reads it.
 /// `@unchecked Sendable`: the handle is immutable after loading and a fit
 /// only reads it (`slcv_shape_fit` keeps its scratch on its own stack), so
 /// any thread may fit with it at the same time; it is released only in deinit, when no thread holds it.
@@ -20,9 +21,17 @@ public final class FaceShapeModel: @unchecked Sendable {
     private let handle: OpaquePointer
     public let path: String
 
-    public init(path: String = FaceShapeModel.defaultPath) throws {
-        var model: OpaquePointer?
-        try OpenCVError.check { slcv_shape_model_load(path, &model, $0) }
+    /// `cache`: where the compact form is read from, and written to after dlib's file is read.
+    public convenience init(path: String = FaceShapeModel.defaultPath) throws {
+        try self.init(path: path, cache: ShapeModelCache())
+    }
+
+    init(path: String, cache: ShapeModelCache) throws {
+        var model = cache.read(for: path)
+        if model == nil {
+            try OpenCVError.check { slcv_shape_model_load(path, &model, $0) }
+            if let model { cache.write(model, for: path) }
+        }
         guard let model else { throw OpenCVError(code: -1, message: "the shape model did not load") }
         guard slcv_shape_model_parts(model) == Int32(Self.parts) else {
             slcv_shape_model_release(model)
