@@ -35,3 +35,32 @@ def testdata() -> Path:
 def yunet() -> Path:
     """The YuNet-320 face model (SIGHTLINE_MODELS); the test skips without it."""
     return yunet_model()
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this pytest process and of the children it has waited for (servers,
+    Chromium, ffmpeg): a test's share is the difference across its setup, call and teardown."""
+    import resource
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With SIGHTLINE_TEST_CPU=FILE, appends one JSON line per test to FILE: its wall and CPU
+    seconds (the test process and the processes it started and stopped; a module-scoped
+    server's CPU counts to the module's last test). `python3 scripts/test-cpu.py FILE` sums
+    them: where `make test`'s time goes on a machine with few cores."""
+    import os
+    import time
+    path = os.environ.get("SIGHTLINE_TEST_CPU")
+    if not path:
+        yield
+        return
+    import json
+    wall, cpu = time.monotonic(), _cpu_seconds()
+    yield
+    line = {"test": item.nodeid, "wall": round(time.monotonic() - wall, 2), "cpu": round(_cpu_seconds() - cpu, 2)}
+    with open(path, "a") as out:
+        out.write(json.dumps(line) + "\n")
