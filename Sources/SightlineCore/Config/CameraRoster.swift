@@ -242,10 +242,8 @@ extension ServeSettings {
         _ = try SourceSpec.parse(entry.source)
         var own = self
         own.cameras = []
-        var config = SightlineConfig()
-        config.source = SightlineConfig.Source(spec: entry.source)
-        if let faces = entry.faces { config.faces = SightlineConfig.Faces(enabled: faces) }
-        try own.apply(config)
+        own.source = entry.source
+        if let faces = entry.faces { own.facesEnabled = faces }
         own.camera = entry.camera ?? entry.name
         own.routeName = entry.name
         own.dataDir = (dataDir as NSString).appendingPathComponent("cameras/\(entry.name)")

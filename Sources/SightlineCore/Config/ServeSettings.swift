@@ -107,12 +107,12 @@ public struct ServeSettings: Sendable {
     /// set on each camera's own settings by `cameraSettings()`.
     public var routeName: String?
 
-    /// One camera of `cameras:` and what it overrides.
-    public struct NamedCamera: Sendable, Equatable {
+    /// One camera of `cameras:` and what it overrides (the values the config gives it).
+    public struct NamedCamera: Sendable {
         public var name: String
-        public var overrides: SightlineConfig.Camera
+        public var overrides: [SettingAssignment]
 
-        public init(name: String, overrides: SightlineConfig.Camera) {
+        public init(name: String, overrides: [SettingAssignment]) {
             self.name = name
             self.overrides = overrides
         }
@@ -143,16 +143,9 @@ public struct ServeSettings: Sendable {
             }
             var own = self
             own.cameras = []
-            var config = SightlineConfig()
-            config.source = named.overrides.source
-            config.demo = named.overrides.demo
-            config.templates = named.overrides.templates
-            config.faces = named.overrides.faces
-            config.analysis = named.overrides.analysis
-            config.events = named.overrides.events
-            config.publish = named.overrides.publish
-            try own.apply(config)
-            own.camera = named.overrides.camera ?? named.name
+            // Its name (its key unless it names itself), then what it sets over the top level's.
+            own.camera = named.name
+            for setting in named.overrides { setting.apply(to: &own) }
             own.routeName = named.name
             own.dataDir = (dataDir as NSString).appendingPathComponent("cameras/\(named.name)")
             // `mqtt` stays the top level's: every camera shares the server's one connection (`MQTTConnections`).
@@ -224,150 +217,30 @@ public struct ServeSettings: Sendable {
         return options
     }
 
-    /// Applies a config file's values over the current ones.
+    /// Applies a config file's values over the current ones (each already
+    /// read and type-checked against `SettingsCatalog`), and its cameras.
     public mutating func apply(_ config: SightlineConfig) throws {
-        if let v = config.faces?.region, !v.isEmpty, v.count != 4 {
-            throw ConfigError.invalid("faces.region must be [] or [x, y, w, h], got \(v.count) numbers")
-        }
-        if let v = config.server?.host { host = v }
-        if let v = config.server?.port { port = v }
-        if let v = config.server?.webRoot { webRoot = v }
-        switch config.access?.view {
-        case nil, "": break
-        case "open": viewOpen = true
-        case "token": viewOpen = false
-        case let other?: throw ConfigError.invalid("access.view must be open or token, got '\(other)'")
-        }
-        if let v = config.access?.allowedOrigins { allowedOrigins = v }
-        if let v = config.access?.allowedHosts { allowedHosts = v }
-        if let v = config.access?.sessionMinutes { sessionMinutes = v }
-        if let v = config.access?.trustedProxies { trustedProxies = v }
-        if let v = config.tls?.auto { tlsAuto = v }
-        if let v = config.tls?.cert, !v.isEmpty { tlsCert = v }
-        if let v = config.tls?.key, !v.isEmpty { tlsKey = v }
-        if let v = config.source?.spec { source = v }
-        if let v = config.source?.width { cameraWidth = v }
-        if let v = config.source?.height { cameraHeight = v }
-        if let v = config.source?.fps { cameraFPS = v }
-        if let v = config.demo?.template { demoTemplate = v }
-        if let v = config.jpeg?.quality { jpegQuality = v }
-        if let video = config.video {
-            if let v = video.h264 { self.video.h264Enabled = v }
-            if let v = video.preset { self.video.encoder.preset = v }
-            if let v = video.crf { self.video.encoder.crf = v }
-            if let v = video.bitrateKbps { self.video.encoder.bitrateKbps = v > 0 ? v : nil }
-            if let v = video.keyframeSeconds { self.video.encoder.keyframeSeconds = v }
-            if let v = video.threads { self.video.encoder.threads = v }
-            if let v = video.x264Params { self.video.encoder.x264Params = v.isEmpty ? nil : v }
-            if let v = video.low { self.video.lowEnabled = v }
-            if let v = video.lowScale { self.video.lowScale = v }
-            if let v = video.lowMaxFps { self.video.lowMaxFPS = v }
-            if let v = video.lowKbps { self.video.lowBitrateKbps = v }
-            if let v = video.maxLagSeconds { self.video.maxLagSeconds = v }
-            if let v = video.passThrough { self.video.passThrough = v }
-            if let v = video.jpegMaxWidth { jpegMaxWidth = v }
-        }
-        if let v = config.server?.opencvThreads { opencvThreads = v }
-        if let v = config.templates?.threshold { templateThreshold = v }
-        if let v = config.templates?.frameScale { frameScale = v }
-        if let v = config.templates?.paths { templates = v }
-        if let v = config.templates?.rotationRange { rotationRange = v }
-        if let v = config.templates?.rotationStep { rotationStep = v }
-        if let v = config.templates?.maxInstances { maxInstances = v }
-        if let v = config.dataDir { dataDir = v }
-        if let v = config.token, !v.isEmpty { token = v }
-        if let v = config.logLevel { logLevel = v }
-        if let v = config.source?.offer { offeredSources = v }
-        if let v = config.publish { publish = v }
-        if let v = config.media { mediaFolders = v }
-        if let v = config.faces?.enabled { facesEnabled = v }
-        if let v = config.faces?.model, !v.isEmpty { faceModel = v }
-        if let v = config.faces?.maxFaces { maxFaces = v }
-        if let v = config.faces?.detectEvery { faceDetectEvery = v }
-        if let v = config.faces?.refineLandmarks { faceRefineLandmarks = v }
-        if let v = config.faces?.opticalFlow { faceOpticalFlow = v }
-        if let v = config.faces?.maxRate { faceMaxRate = v }
-        if let v = config.faces?.idleRate { faceIdleRate = v }
-        if let v = config.faces?.fineEverySeconds { faceFineEverySeconds = v }
-        if let v = config.faces?.refineEverySeconds { faceRefineEverySeconds = v }
-        if let v = config.faces?.refineCropSize { faceRefineCropSize = v }
-        if let v = config.faces?.attributesEverySeconds { faceAttributesEverySeconds = v }
-        if let v = config.faces?.minScore { faceMinScore = v }
-        if let v = config.analysis?.size { analysisSize = v }
-        if let v = config.faces?.region, v.count == 4 { faceRegion = NormalizedBox(x: v[0], y: v[1], w: v[2], h: v[3]) }
-        if let v = config.camera, !v.isEmpty { camera = v }
-        if let map = config.cameras {
-            cameras = config.cameraOrder.compactMap { name in map[name].map { NamedCamera(name: name, overrides: $0) } }
-        }
-        if let r = config.record {
-            if let v = r.enabled { record.enabled = v }
-            if let v = r.segmentSeconds { record.segmentSeconds = v }
-            if let v = r.maxAgeHours { record.maxAgeHours = v }
-            if let v = r.maxGigabytes { record.maxGigabytes = v }
-        }
-        if let e = config.events {
-            if let v = e.enabled { events.enabled = v }
-            if let v = e.minSeconds { events.minSeconds = v }
-            if let v = e.endAfterSeconds { events.endAfterSeconds = v }
-            if let v = e.updateSeconds { events.updateSeconds = v }
-            if let v = e.minUpdateSeconds { events.minUpdateSeconds = v }
-            if let v = e.maxEvents { events.maxEvents = v }
-            if let v = e.maxAgeDays { events.maxAgeDays = v }
-            if let v = e.maxMegabytes { events.maxMegabytes = v }
-            if let v = e.clips { events.clips = v }
-            if let v = e.preCaptureSeconds { events.preCaptureSeconds = v }
-            if let v = e.postCaptureSeconds { events.postCaptureSeconds = v }
-            if let v = e.maxClipSeconds { events.maxClipSeconds = v }
-        }
-        if let m = config.mqtt {
-            func text(_ value: String?) -> String? { value.flatMap { $0.isEmpty ? nil : $0 } }
-            if let v = m.host { mqtt.host = v }
-            if let v = m.port { mqtt.port = v }
-            if let v = text(m.username) { mqtt.username = v }
-            if let v = text(m.password) { mqtt.password = v }
-            if let v = text(m.caFile) { mqtt.caFile = v }
-            if let v = text(m.certFile) { mqtt.certFile = v }
-            if let v = text(m.keyFile) { mqtt.keyFile = v }
-            if let v = text(m.clientId) { mqtt.clientId = v }
-            if let v = text(m.topicPrefix) { mqtt.topicPrefix = v }
-            if let v = m.keepalive { mqtt.keepalive = v }
-            if let v = m.queueLimit { mqtt.queueLimit = v }
-            if let v = m.reconnectMaxSeconds { mqtt.reconnectMaxSeconds = v }
-            if let v = m.statsSeconds { mqtt.statsSeconds = v }
-            if let v = m.homeAssistant { mqtt.homeAssistant = v }
-            if let v = text(m.discoveryPrefix) { mqtt.discoveryPrefix = v }
+        for setting in config.settings { setting.apply(to: &self) }
+        if let named = config.cameras {
+            cameras = named.map { NamedCamera(name: $0.name, overrides: $0.settings) }
         }
     }
 
-    /// Checks ranges; the message names the setting.
+    /// Checks each setting's rule (`SettingsCatalog`: "KEY must be ..., got
+    /// VALUE"), then what holds between settings.
     public func validate() throws {
-        // 0: any free port, chosen when the server binds and logged ("serving url=...").
-        guard (0...65535).contains(port) else { throw ConfigError.invalid("port must be 0-65535 (0: any free port), got \(port)") }
-        guard (1...64).contains(opencvThreads) else {
-            throw ConfigError.invalid("server.opencvThreads must be 1-64, got \(opencvThreads)")
+        for definition in SettingsCatalog.all {
+            if let problem = definition.problem(in: self) { throw ConfigError.invalid(problem) }
         }
-        guard (1...100).contains(jpegQuality) else { throw ConfigError.invalid("jpeg quality must be 1-100, got \(jpegQuality)") }
-        guard jpegMaxWidth == 0 || (160...16384).contains(jpegMaxWidth) else {
-            throw ConfigError.invalid("video.jpegMaxWidth must be 0 (full size) or 160-16384, got \(jpegMaxWidth)")
+        guard faceIdleRate <= faceMaxRate else {
+            throw ConfigError.invalid("faces.idleRate must be more than 0 and at most faces.maxRate, got \(faceIdleRate)")
         }
-        try video.validate()
-        guard (0.0...1.0).contains(templateThreshold) else {
-            throw ConfigError.invalid("templates.threshold must be 0-1, got \(templateThreshold)")
-        }
-        guard frameScale > 0.05 && frameScale <= 1 else {
-            throw ConfigError.invalid("templates.frameScale must be in (0.05, 1], got \(frameScale)")
-        }
-        guard (0...45).contains(rotationRange), rotationStep >= 1, rotationStep <= 45 else {
-            throw ConfigError.invalid("templates.rotationRange must be 0-45 and rotationStep 1-45 degrees")
-        }
-        guard (1...20).contains(maxInstances) else { throw ConfigError.invalid("templates.maxInstances must be 1-20") }
-        guard cameraWidth > 0, cameraHeight > 0, cameraFPS > 0 else {
-            throw ConfigError.invalid("source width, height and fps must be positive")
+        guard events.updateSeconds >= events.minUpdateSeconds else {
+            throw ConfigError.invalid("events.minUpdateSeconds must be at least 0.1 and events.updateSeconds between it and 3600")
         }
         guard (tlsCert == nil) == (tlsKey == nil) else {
             throw ConfigError.invalid("tls needs both a certificate and a key (--tls-cert and --tls-key)")
         }
-        guard sessionMinutes > 0 else { throw ConfigError.invalid("access.sessionMinutes must be positive") }
         do { _ = try TrustedProxies(trustedProxies) } catch { throw ConfigError.invalid("\(error)") }
         guard debugStageDelayMs >= 0 else { throw ConfigError.invalid("--debug-stage-delay-ms must be >= 0") }
         _ = try SourceSpec.parse(source)
@@ -377,42 +250,9 @@ public struct ServeSettings: Sendable {
         if !publish.isEmpty && !video.h264Enabled {
             throw ConfigError.invalid("publish needs H.264: video.h264 is false")
         }
-        guard (1...100).contains(maxFaces) else { throw ConfigError.invalid("faces.maxFaces must be 1-100, got \(maxFaces)") }
-        guard analysisSize == 0 || (160...8192).contains(analysisSize) else {
-            throw ConfigError.invalid("analysis.size must be 0 (each frame at its own size) or 160-8192, got \(analysisSize)")
-        }
-        guard (1...30).contains(faceDetectEvery) else {
-            throw ConfigError.invalid("faces.detectEvery must be 1 to 30, got \(faceDetectEvery)")
-        }
-        guard faceMaxRate > 0, faceMaxRate <= 100 else {
-            throw ConfigError.invalid("faces.maxRate must be more than 0 and at most 100 passes a second, got \(faceMaxRate)")
-        }
-        guard faceIdleRate > 0, faceIdleRate <= faceMaxRate else {
-            throw ConfigError.invalid("faces.idleRate must be more than 0 and at most faces.maxRate, got \(faceIdleRate)")
-        }
-        guard faceFineEverySeconds == 0 || (0.2...60).contains(faceFineEverySeconds) else {
-            throw ConfigError.invalid("faces.fineEverySeconds must be 0 (only after cuts) or 0.2 to 60, got \(faceFineEverySeconds)")
-        }
-        guard faceAttributesEverySeconds >= 0, faceAttributesEverySeconds <= 60 else {
-            throw ConfigError.invalid("faces.attributesEverySeconds must be 0 to 60, got \(faceAttributesEverySeconds)")
-        }
-        guard faceMinScore > 0, faceMinScore < 1 else {
-            throw ConfigError.invalid("faces.minScore must be more than 0 and less than 1, got \(faceMinScore)")
-        }
-        guard faceRefineEverySeconds >= 0, faceRefineEverySeconds <= 60 else {
-            throw ConfigError.invalid("faces.refineEverySeconds must be 0 to 60, got \(faceRefineEverySeconds)")
-        }
-        guard (160...320).contains(faceRefineCropSize), faceRefineCropSize % 32 == 0 else {
-            throw ConfigError.invalid("faces.refineCropSize must be 160, 192, 224, 256, 288 or 320, got \(faceRefineCropSize)")
-        }
         if let camera, let problem = Self.cameraNameProblem(camera) {
             throw ConfigError.invalid("camera (its name in events and MQTT): \(problem)")
         }
-        try events.validate()
-        try record.validate()
         if let options = mqtt.options(camera: cameraName) { try options.validate() }
-        if let r = faceRegion, !(r.x >= 0 && r.y >= 0 && r.w > 0 && r.h > 0 && r.x + r.w <= 1.0001 && r.y + r.h <= 1.0001) {
-            throw ConfigError.invalid("faces.region must be [x, y, w, h] inside [0, 1], got \([r.x, r.y, r.w, r.h])")
-        }
     }
 }

@@ -288,8 +288,12 @@ extension ServeSettings {
     public var configuredSources: [String] {
         var specs = [source] + offeredSources
         for camera in cameras {
-            if let spec = camera.overrides.source?.spec { specs.append(spec) }
-            specs += camera.overrides.source?.offer ?? []
+            // What the camera itself gives (its `source.spec` and `source.offer`), not the top level's again.
+            var own = ServeSettings()
+            own.offeredSources = []
+            for setting in camera.overrides where setting.key.hasPrefix("source.") { setting.apply(to: &own) }
+            if camera.overrides.contains(where: { $0.key == "source.spec" }) { specs.append(own.source) }
+            specs += own.offeredSources
         }
         return specs
     }
