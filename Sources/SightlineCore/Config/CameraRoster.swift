@@ -240,15 +240,15 @@ extension ServeSettings {
             throw ConfigError.invalid("camera (its name in events and MQTT): \(problem)")
         }
         _ = try SourceSpec.parse(entry.source)
-        var own = self
-        own.cameras = []
-        own.source = entry.source
-        if let faces = entry.faces { own.facesEnabled = faces }
-        own.camera = entry.camera ?? entry.name
-        own.routeName = entry.name
-        own.dataDir = (dataDir as NSString).appendingPathComponent("cameras/\(entry.name)")
+        var each = self
+        each.cameras = []
+        each.own.source = entry.source
+        if let faces = entry.faces { each.own.facesEnabled = faces }
+        each.own.camera = entry.camera ?? entry.name
+        each.routeName = entry.name
+        each.server.dataDir = (server.dataDir as NSString).appendingPathComponent("cameras/\(entry.name)")
         // `mqtt` stays the top level's: the camera joins the server's one connection.
-        try own.validate()
-        return own
+        try each.validate()
+        return each
     }
 }

@@ -6,100 +6,40 @@ import SightlineHTTP
 import SightlineEvents
 
 /// Everything `serve` needs, resolved from defaults, the config file and
-/// flags (in that order of precedence, flags last). Plain values only, kept
-/// apart from runtime state.
+/// flags (in that order of precedence, flags last): the server's settings
+/// (`ServerSettings`), the top level's camera settings (`CameraSettings`,
+/// every camera's defaults) and the cameras of `cameras:` with what each
+/// sets of its own. Plain values only, kept apart from runtime state.
+///
+/// Each camera is given one of these (`cameraSettings()`): the server's
+/// settings (on the camera's own data directory) and its own camera
+/// settings. Members of both read through (`settings.port`, `settings.source`).
+@dynamicMemberLookup
 public struct ServeSettings: Sendable {
-    public var host = "127.0.0.1"
-    public var port = 8080
-    public var webRoot = "web"
-    public var source = "auto"
-    public var cameraWidth = 640
-    public var cameraHeight = 480
-    public var cameraFPS = 30.0
-    public var demoTemplate = "config/demo-template.png"
-    public var jpegQuality = 80
-    /// The JPEG stream's widest (`video.jpegMaxWidth`): a wider frame is
-    /// scaled down to it, proportions kept, before it is encoded for JPEG
-    /// viewers, `/stream.mjpg` and snapshots (`?full=1` asks for the full
-    /// picture; an MJPEG source's own JPEG goes as it is). 0: full size. Why 1280: `JPEGSizeRule`.
-    public var jpegMaxWidth = JPEGSizeRule.defaultMaxWidth
-    /// Threads OpenCV's own parallel loops may use (`OpenCVThreads`); 1 runs
-    /// each call on the thread that makes it.
-    public var opencvThreads = 1
-    public var templateThreshold = TemplateMatcher.Options.defaultThreshold
-    public var frameScale = TemplateMatcher.Options().frameScale
-    /// Level where coarse hits are refined (nil: no refinement; `bench --refine-scale`).
-    public var refineScale = TemplateMatcher.Options().refineScale
-    public var templates: [String] = []
-    /// Rotation search: ± this many degrees in `rotationStep` steps (0: off).
-    public var rotationRange = 0.0
-    public var rotationStep = 5.0
-    /// Most places one template is reported at in a frame.
-    public var maxInstances = 1
-    public var dataDir = "data"
-    public var token: String?
-    public var logLevel = "info"
-    public var debugStageDelayMs = 0.0
-    /// Further sources offered in the browser's selector (GET /api/sources).
-    public var offeredSources: [String] = []
-    /// Folders whose files an admin may add as a camera or switch to (`media:`,
-    /// `--media-dir`); the folders of the config's own files count too (`SourcePolicy`).
-    public var mediaFolders: [String] = []
-    /// Relays the H.264 stream is published to (`publish:`, `--publish`; PublishTarget).
-    public var publish: [String] = []
-    public var facesEnabled = true
-    /// YuNet ONNX model; nil runs the Haar fallback.
-    public var faceModel: String?
-    public var maxFaces = 10
-    /// Offer every this many frames to the face detector (tracks carry boxes between).
-    public var faceDetectEvery = 1
-    /// Only look for faces in this normalized rectangle.
-    public var faceRegion: NormalizedBox?
-    /// Frames larger than this (longest side, pixels) are analysed (templates,
-    /// faces) on a copy scaled down to it; boxes stay normalized to the full
-    /// picture. 0: every frame at its own size. Why 640: `AnalysisSize`.
-    public var analysisSize = AnalysisSize.defaultLongSide
-    /// YuNet: a second landmark pass on upscaled crops for an accurate roll
-    /// (costs detection rate, not frames: detection runs beside the pipeline).
-    public var faceRefineLandmarks = true
-    /// Boxes move with the picture between passes (optical flow), not by their velocity.
-    public var faceOpticalFlow = true
-    /// Detection passes a second at most, and on a still scene or with nobody watching (FaceDetectionPolicy).
-    public var faceMaxRate = 10.0
-    public var faceIdleRate = 2.0
-    /// Seconds between fine face passes (small and tilted faces; FaceDetectionPolicy); 0: only after cuts.
-    public var faceFineEverySeconds = 1.0
-    /// YuNet: each tracked face's landmarks are re-read at most this often (new faces at once).
-    public var faceRefineEverySeconds = 0.1
-    /// YuNet: side of a tracked face's refining crop (160-320, a multiple of
-    /// 32): smaller is cheaper (a 320 crop costs 4 times a 160 one) and reads roll less well.
-    public var faceRefineCropSize = 320
-    /// Each tracked face's smile and eyes are read at most this often.
-    public var faceAttributesEverySeconds = 0.25
-    /// YuNet: the least score (0-1) a face needs to be reported.
-    public var faceMinScore = 0.75
+    /// The server's settings, shared by every camera.
+    public var server = ServerSettings()
+    /// The top level's camera settings: the one camera's without `cameras:`,
+    /// every camera's defaults with it (a camera's own: `cameraSettings()`).
+    public var own = CameraSettings()
 
-    /// Viewing without a credential: nil decides by the address (open on
-    /// loopback, closed elsewhere); true/false force it (`access.view`).
-    public var viewOpen: Bool?
-    /// Origins besides the server's own that may open /ws and make changes.
-    public var allowedOrigins: [String] = []
-    /// Host names besides localhost and the loopback addresses a loopback-bound server answers to.
-    public var allowedHosts: [String] = []
-    public var sessionMinutes = 12 * 60.0
-    /// Reverse proxies whose forwarded client address counts (`access.trustedProxies`; see `TrustedProxies`).
-    public var trustedProxies: [String] = []
-    /// TLS: PEM files, or `tlsAuto` for a self-signed certificate in <data-dir>/tls.
-    public var tlsCert: String?
-    public var tlsKey: String?
-    public var tlsAuto = false
-    /// Names this server in events and MQTT topics; nil: from the host name (`cameraName`).
-    public var camera: String?
-    public var events = EventSettings()
-    public var record = RecordSettings()
-    public var mqtt = MQTTSettings()
-    /// H.264 on `/ws?video=h264` (config `video:`).
-    public var video = VideoSettings()
+    /// `settings.port` for `settings.server.port`, `settings.source` for `settings.own.source`.
+    public subscript<T>(dynamicMember path: WritableKeyPath<ServerSettings, T>) -> T {
+        get { server[keyPath: path] }
+        set { server[keyPath: path] = newValue }
+    }
+
+    public subscript<T>(dynamicMember path: KeyPath<ServerSettings, T>) -> T {
+        server[keyPath: path]
+    }
+
+    public subscript<T>(dynamicMember path: WritableKeyPath<CameraSettings, T>) -> T {
+        get { own[keyPath: path] }
+        set { own[keyPath: path] = newValue }
+    }
+
+    public subscript<T>(dynamicMember path: KeyPath<CameraSettings, T>) -> T {
+        own[keyPath: path]
+    }
 
     /// `cameras:` in the file's order; none: one camera from the settings above.
     public var cameras: [NamedCamera] = []
@@ -141,21 +81,21 @@ public struct ServeSettings: Sendable {
             guard seen.insert(named.name.lowercased()).inserted else {
                 throw ConfigError.invalid("two cameras are named '\(named.name)' (names are compared ignoring case)")
             }
-            var own = self
-            own.cameras = []
-            // Its name (its key unless it names itself), then what it sets over the top level's.
-            own.camera = named.name
-            for setting in named.overrides { setting.apply(to: &own) }
-            own.routeName = named.name
-            own.dataDir = (dataDir as NSString).appendingPathComponent("cameras/\(named.name)")
+            var each = self
+            each.cameras = []
+            // Its name (its key unless it names itself), then what it sets over the top level's camera settings.
+            each.own.camera = named.name
+            for setting in named.overrides { setting.apply(to: &each.own) }
+            each.routeName = named.name
+            each.server.dataDir = (server.dataDir as NSString).appendingPathComponent("cameras/\(named.name)")
             // `mqtt` stays the top level's: every camera shares the server's one connection (`MQTTConnections`).
-            return own
+            return each
         }
     }
 
     /// The camera name events and topics use: `camera`, else the host name
     /// (up to its first dot) with anything but letters, digits, '-' and '_' as '-'.
-    public var cameraName: String { camera ?? Self.hostCameraName() }
+    public var cameraName: String { own.camera ?? Self.hostCameraName() }
 
     public static func hostCameraName(_ host: String = ProcessInfo.processInfo.hostName) -> String {
         let short = host.split(separator: ".").first.map(String.init) ?? ""
@@ -202,20 +142,6 @@ public struct ServeSettings: Sendable {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 
-    /// Whether viewing needs no credential with these settings.
-    public var viewingIsOpen: Bool { viewOpen ?? Self.isLoopback(host) }
-
-    public var tlsEnabled: Bool { tlsAuto || tlsCert != nil }
-
-    /// The matcher's options from these settings.
-    public var matcherOptions: TemplateMatcher.Options {
-        var options = TemplateMatcher.Options()
-        options.frameScale = frameScale
-        options.refineScale = refineScale
-        options.angles = TemplateMatcher.Options.angles(range: rotationRange, step: rotationStep)
-        options.maxInstances = maxInstances
-        return options
-    }
 
     /// Applies a config file's values over the current ones (each already
     /// read and type-checked against `SettingsCatalog`), and its cameras.
@@ -232,27 +158,27 @@ public struct ServeSettings: Sendable {
         for definition in SettingsCatalog.all {
             if let problem = definition.problem(in: self) { throw ConfigError.invalid(problem) }
         }
-        guard faceIdleRate <= faceMaxRate else {
-            throw ConfigError.invalid("faces.idleRate must be more than 0 and at most faces.maxRate, got \(faceIdleRate)")
+        guard own.faceIdleRate <= own.faceMaxRate else {
+            throw ConfigError.invalid("faces.idleRate must be more than 0 and at most faces.maxRate, got \(own.faceIdleRate)")
         }
-        guard events.updateSeconds >= events.minUpdateSeconds else {
+        guard own.events.updateSeconds >= own.events.minUpdateSeconds else {
             throw ConfigError.invalid("events.minUpdateSeconds must be at least 0.1 and events.updateSeconds between it and 3600")
         }
-        guard (tlsCert == nil) == (tlsKey == nil) else {
+        guard (server.tlsCert == nil) == (server.tlsKey == nil) else {
             throw ConfigError.invalid("tls needs both a certificate and a key (--tls-cert and --tls-key)")
         }
-        do { _ = try TrustedProxies(trustedProxies) } catch { throw ConfigError.invalid("\(error)") }
-        guard debugStageDelayMs >= 0 else { throw ConfigError.invalid("--debug-stage-delay-ms must be >= 0") }
-        _ = try SourceSpec.parse(source)
-        for offered in offeredSources { _ = try SourceSpec.parse(offered) }
+        do { _ = try TrustedProxies(server.trustedProxies) } catch { throw ConfigError.invalid("\(error)") }
+        guard server.debugStageDelayMs >= 0 else { throw ConfigError.invalid("--debug-stage-delay-ms must be >= 0") }
+        _ = try SourceSpec.parse(own.source)
+        for offered in own.offeredSources { _ = try SourceSpec.parse(offered) }
         try checkNotSelf()
-        for target in publish { _ = try PublishTarget.parse(target, environment: ProcessInfo.processInfo.environment) }
-        if !publish.isEmpty && !video.h264Enabled {
+        for target in own.publish { _ = try PublishTarget.parse(target, environment: ProcessInfo.processInfo.environment) }
+        if !own.publish.isEmpty && !server.video.h264Enabled {
             throw ConfigError.invalid("publish needs H.264: video.h264 is false")
         }
-        if let camera, let problem = Self.cameraNameProblem(camera) {
+        if let camera = own.camera, let problem = Self.cameraNameProblem(camera) {
             throw ConfigError.invalid("camera (its name in events and MQTT): \(problem)")
         }
-        if let options = mqtt.options(camera: cameraName) { try options.validate() }
+        if let options = server.mqtt.options(camera: cameraName) { try options.validate() }
     }
 }

@@ -48,19 +48,46 @@ public struct SettingDefinition: Sendable {
     private let show: @Sendable (ServeSettings) -> String?
     private let check: @Sendable (ServeSettings) -> String?
 
-    /// A setting stored as it is written (`WritableKeyPath` into `ServeSettings`).
-    public static func value<V: SettingValue>(_ key: String, _ path: WritableKeyPath<ServeSettings, V> & Sendable,
-                                              _ scope: Scope, flag: String? = nil, use flagUse: FlagUse = .replaces,
+    /// A server setting stored as it is written (`WritableKeyPath` into `ServerSettings`).
+    public static func value<V: SettingValue>(_ key: String, _ path: WritableKeyPath<ServerSettings, V> & Sendable,
+                                              flag: String? = nil, use flagUse: FlagUse = .replaces,
                                               rule: SettingRule<V>? = nil, _ doc: String) -> SettingDefinition {
-        mapped(key, path, scope, flag: flag, use: flagUse, rule: rule, read: { .set($0) }, show: { $0 }, doc)
+        mapped(key, path, flag: flag, use: flagUse, rule: rule, read: { .set($0) }, show: { $0 }, doc)
     }
 
-    /// A setting stored in another form than it is written: `read` turns the
-    /// written value into the stored one (or keeps the setting as it is, or
-    /// refuses), `show` the stored one back (nil: unset).
+    /// A camera setting stored as it is written (`WritableKeyPath` into `CameraSettings`).
+    public static func value<V: SettingValue>(_ key: String, _ path: WritableKeyPath<CameraSettings, V> & Sendable,
+                                              flag: String? = nil, use flagUse: FlagUse = .replaces,
+                                              rule: SettingRule<V>? = nil, _ doc: String) -> SettingDefinition {
+        mapped(key, path, flag: flag, use: flagUse, rule: rule, read: { .set($0) }, show: { $0 }, doc)
+    }
+
+    /// A server setting stored in another form than it is written: `read`
+    /// turns the written value into the stored one (or keeps the setting as
+    /// it is, or refuses), `show` the stored one back (nil: unset).
     public static func mapped<V: SettingValue, T: Sendable>(
-        _ key: String, _ path: WritableKeyPath<ServeSettings, T> & Sendable, _ scope: Scope,
+        _ key: String, _ path: WritableKeyPath<ServerSettings, T> & Sendable,
         flag: String? = nil, use flagUse: FlagUse = .replaces, rule: SettingRule<V>? = nil,
+        read: @escaping @Sendable (V) -> Reading<T>, show: @escaping @Sendable (T) -> V?, _ doc: String
+    ) -> SettingDefinition {
+        make(key, .server, get: { $0.server[keyPath: path] }, set: { $0.server[keyPath: path] = $1 }, setCamera: nil,
+             flag: flag, use: flagUse, rule: rule, read: read, show: show, doc)
+    }
+
+    /// A camera setting stored in another form than it is written (as the server's `mapped`).
+    public static func mapped<V: SettingValue, T: Sendable>(
+        _ key: String, _ path: WritableKeyPath<CameraSettings, T> & Sendable,
+        flag: String? = nil, use flagUse: FlagUse = .replaces, rule: SettingRule<V>? = nil,
+        read: @escaping @Sendable (V) -> Reading<T>, show: @escaping @Sendable (T) -> V?, _ doc: String
+    ) -> SettingDefinition {
+        make(key, .camera, get: { $0.own[keyPath: path] }, set: { $0.own[keyPath: path] = $1 },
+             setCamera: { $0[keyPath: path] = $1 }, flag: flag, use: flagUse, rule: rule, read: read, show: show, doc)
+    }
+
+    private static func make<V: SettingValue, T: Sendable>(
+        _ key: String, _ scope: Scope, get: @escaping @Sendable (ServeSettings) -> T,
+        set: @escaping @Sendable (inout ServeSettings, T) -> Void, setCamera: (@Sendable (inout CameraSettings, T) -> Void)?,
+        flag: String?, use flagUse: FlagUse, rule: SettingRule<V>?,
         read: @escaping @Sendable (V) -> Reading<T>, show: @escaping @Sendable (T) -> V?, _ doc: String
     ) -> SettingDefinition {
         let decode: @Sendable (Node, String) throws -> Reading<T> = { node, place in
@@ -76,22 +103,27 @@ public struct SettingDefinition: Sendable {
             key: key, typeName: V.typeName, scope: scope, flag: flag, flagUse: flagUse, doc: doc, ruleWords: rule?.words,
             read: { node, place in
                 guard case .set(let value) = try decode(node, place) else { return nil }
-                return SettingAssignment(key: key) { $0[keyPath: path] = value }
+                var onCamera: (@Sendable (inout CameraSettings) -> Void)?
+                if let setCamera {
+                    onCamera = { (camera: inout CameraSettings) in setCamera(&camera, value) }
+                }
+                return SettingAssignment(key: key, scope: scope, set: { (settings: inout ServeSettings) in set(&settings, value) },
+                                         setCamera: onCamera)
             },
             applyTexts: { settings, texts in
                 let place = "--\(flag ?? key)"
                 let node = flagUse == .turnsOff ? Node("false")
                     : V(node: Node(texts.last ?? "")) != nil ? Node(texts.last ?? "") : Node(texts.map { Node($0) })
                 guard case .set(var value) = try decode(node, place) else { return }
-                if flagUse == .adds, let old = show(settings[keyPath: path]), let new = show(value),
+                if flagUse == .adds, let old = show(get(settings)), let new = show(value),
                    let both = V.appending(old, new), case .set(let joined) = read(both) {
                     value = joined
                 }
-                settings[keyPath: path] = value
+                set(&settings, value)
             },
-            show: { settings in show(settings[keyPath: path])?.yamlText },
+            show: { settings in show(get(settings))?.yamlText },
             check: { settings in
-                guard let rule, let shown = show(settings[keyPath: path]), !rule.accepts(shown) else { return nil }
+                guard let rule, let shown = show(get(settings)), !rule.accepts(shown) else { return nil }
                 return "\(key) must be \(rule.words), got \(shown.yamlText)"
             })
     }
