@@ -112,6 +112,23 @@ import SightlineTesting
         }
     }
 
+    @Test("a camera holds only its own settings: no host, port, token, encoder, recording or MQTT")
+    func aCameraHoldsOnlyItsOwn() throws {
+        let own = Set(Mirror(reflecting: CameraSettings()).children.compactMap(\.label))
+        let server = Set(Mirror(reflecting: ServerSettings()).children.compactMap(\.label))
+        #expect(own.isDisjoint(with: server))
+        for name in ["host", "port", "token", "dataDir", "tlsCert", "jpegQuality", "video", "record", "mqtt"] {
+            #expect(server.contains(name) && !own.contains(name), "\(name)")
+        }
+        let camera = try #require(try ServeSettings().cameraSettings().first)
+        #expect(Set(Mirror(reflecting: camera).children.compactMap(\.label)) == ["routeName", "dataDir", "settings"])
+        // The scope is the key path's root: every camera setting a camera of cameras: gives lands in its CameraSettings.
+        var settings = ServeSettings()
+        try settings.apply(SightlineConfig.parse("cameras: {a: {faces: {maxFaces: 3}, analysis: {size: 320}, camera: door}}", origin: "t"))
+        let a = try #require(try settings.cameraSettings().first)
+        #expect(a.maxFaces == 3 && a.analysisSize == 320 && a.cameraName == "door" && settings.maxFaces == 10)
+    }
+
     @Test("the special cases: empty strings unset, bitrate 0 is crf, access.view, cameras in the file's order")
     func specialCases() throws {
         var settings = ServeSettings()

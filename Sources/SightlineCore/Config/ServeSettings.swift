@@ -11,9 +11,9 @@ import SightlineEvents
 /// every camera's defaults) and the cameras of `cameras:` with what each
 /// sets of its own. Plain values only, kept apart from runtime state.
 ///
-/// Each camera is given one of these (`cameraSettings()`): the server's
-/// settings (on the camera's own data directory) and its own camera
-/// settings. Members of both read through (`settings.port`, `settings.source`).
+/// Members of both parts read through (`settings.port`, `settings.source`).
+/// Each camera runs as a `ConfiguredCamera` (`cameraSettings()`), with the
+/// server's settings beside it.
 @dynamicMemberLookup
 public struct ServeSettings: Sendable {
     /// The server's settings, shared by every camera.
@@ -43,9 +43,6 @@ public struct ServeSettings: Sendable {
 
     /// `cameras:` in the file's order; none: one camera from the settings above.
     public var cameras: [NamedCamera] = []
-    /// This camera's name in routes (`/cam/NAME/...`, `/api/cameras/NAME/...`):
-    /// set on each camera's own settings by `cameraSettings()`.
-    public var routeName: String?
 
     /// One camera of `cameras:` and what it overrides (the values the config gives it).
     public struct NamedCamera: Sendable {
@@ -60,37 +57,42 @@ public struct ServeSettings: Sendable {
 
     public init() {}
 
-    /// Each camera's own settings, the first being the camera of the
-    /// unprefixed routes. Without `cameras:`, one: these settings, named (in
-    /// routes, events and topics) `cameraName` as before, on the data
-    /// directory as before. With it, each camera's are these settings with
-    /// its overrides over them (flags included: a flag sets the top level,
-    /// which a camera's own value overrides), `camera` its key unless it
-    /// names itself, and `<dataDir>/cameras/NAME` its data directory
-    /// (templates, people, events, recordings). The token and TLS files stay
-    /// in `dataDir`.
-    public func cameraSettings() throws -> [ServeSettings] {
-        guard !cameras.isEmpty else {
-            var one = self
-            one.routeName = cameraName
-            return [one]
-        }
+    public init(server: ServerSettings, own: CameraSettings) {
+        self.server = server
+        self.own = own
+    }
+
+    /// Each camera as it runs, the first being the camera of the unprefixed
+    /// routes. Without `cameras:`, one: the top level's camera settings,
+    /// named (in routes, events and topics) `cameraName`, on the data
+    /// directory. With it, each camera's settings are the top level's with
+    /// its own over them (flags included: a flag sets the top level, which a
+    /// camera's own value overrides), `camera` its key unless it names
+    /// itself, and `<dataDir>/cameras/NAME` its data directory (templates,
+    /// people, events, recordings). The server's settings are not copied into
+    /// a camera: the token, TLS files, encoders, recording and MQTT stay the
+    /// server's (`server`).
+    public func cameraSettings() throws -> [ConfiguredCamera] {
+        guard !cameras.isEmpty else { return [topCamera] }
         var seen = Set<String>()
         return try cameras.map { named in
             if let problem = Self.cameraNameProblem(named.name) { throw ConfigError.invalid("cameras: \(problem)") }
             guard seen.insert(named.name.lowercased()).inserted else {
                 throw ConfigError.invalid("two cameras are named '\(named.name)' (names are compared ignoring case)")
             }
-            var each = self
-            each.cameras = []
             // Its name (its key unless it names itself), then what it sets over the top level's camera settings.
-            each.own.camera = named.name
-            for setting in named.overrides { setting.apply(to: &each.own) }
-            each.routeName = named.name
-            each.server.dataDir = (server.dataDir as NSString).appendingPathComponent("cameras/\(named.name)")
-            // `mqtt` stays the top level's: every camera shares the server's one connection (`MQTTConnections`).
-            return each
+            var settings = own
+            settings.camera = named.name
+            for setting in named.overrides { setting.apply(to: &settings) }
+            return ConfiguredCamera(routeName: named.name,
+                                    dataDir: (server.dataDir as NSString).appendingPathComponent("cameras/\(named.name)"),
+                                    settings: settings)
         }
+    }
+
+    /// The top level's camera: its settings, named `cameraName`, on the data directory.
+    public var topCamera: ConfiguredCamera {
+        ConfiguredCamera(routeName: cameraName, dataDir: server.dataDir, settings: own)
     }
 
     /// The camera name events and topics use: `camera`, else the host name
@@ -154,6 +156,13 @@ public struct ServeSettings: Sendable {
 
     /// Checks each setting's rule (`SettingsCatalog`: "KEY must be ..., got
     /// VALUE"), then what holds between settings.
+    /// Checks the server's settings with `camera`'s as the camera settings.
+    public func validate(_ camera: ConfiguredCamera) throws {
+        var whole = ServeSettings(server: server, own: camera.settings)
+        whole.cameras = []
+        try whole.validate()
+    }
+
     public func validate() throws {
         for definition in SettingsCatalog.all {
             if let problem = definition.problem(in: self) { throw ConfigError.invalid(problem) }
