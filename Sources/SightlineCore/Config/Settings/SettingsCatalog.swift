@@ -2,8 +2,9 @@ import Foundation
 import SightlineVision
 import SightlinePipeline
 
-/// Every setting, once: its key, type, default (a fresh `ServeSettings`'
-/// own), scope, flag, doc line and rule. The config file is read against
+/// Every setting, once: its key, type, default (a fresh `ServerSettings`'
+/// or `CameraSettings`' own), scope (which of the two its key path is
+/// into), flag, doc line and rule. The config file is read against
 /// this list (`SightlineConfig`), `serve`'s setting flags are applied from it,
 /// `ServeSettings.validate` checks its rules, and `sightline config-reference`
 /// prints it as docs/configuration.md's table.
@@ -238,11 +239,6 @@ public enum SettingsCatalog {
     /// The definition of `key`, if there is one.
     public static func definition(_ key: String) -> SettingDefinition? {
         byKey[key]
-    }
-
-    /// The definition whose flag is `--flag`.
-    public static func definition(flag: String) -> SettingDefinition? {
-        all.first { $0.flag == flag }
     }
 
     /// The sections (`faces`, `video`, ...) keys are under.
