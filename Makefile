@@ -6,7 +6,7 @@ SWIFT_FLAGS := -c release -Xswiftc -enable-testing
 BIN := $(CURDIR)/.build/release/sightline
 PORT ?= 8080
 
-.PHONY: setup setup-tests build demo test test-layers test-swift test-web test-e2e test-browser test-perf tsan bench loadtest fuzz models man install clean
+.PHONY: setup setup-tests build demo test test-layers test-swift test-web test-e2e test-browser test-perf tsan bench loadtest fuzz models man docs install clean
 
 ## What the server builds with (make demo); setup-tests adds what the tests talk to (make test).
 setup:
@@ -95,6 +95,12 @@ man: build
 	swift build --product generate-manual
 	SIGHTLINE_BIN=$(BIN) .build/debug/generate-manual scripts/man-help.sh --date $(MAN_DATE) \
 	  --authors "the Sightline authors" --output-directory docs
+
+## The config reference in docs/configuration.md (the table between its settings:begin and
+## settings:end markers) from the settings catalog; commit the result. SettingsCatalogTests
+## fails when the table differs from the catalog.
+docs: build
+	$(BIN) config-reference --update docs/configuration.md
 
 ## For machines with internet: the 640x640 YuNet model, checked by sha256, into models/
 ## (the 320 one is committed there and used by default); use it with --face-model or faces.model.

@@ -7,71 +7,35 @@ import SightlineHTTP
 
 /// The settings flags `serve` and `bench` share, so `bench` measures the
 /// graph `serve` would build from the same command line and config.
+///
+/// Each setting flag is its `SettingsCatalog` entry's: its name and help come
+/// from there, and `resolveSettings` applies them in one loop over the
+/// catalog's flagged entries (argument-parser needs a property per flag: the
+/// property is the flag's name in camelCase, `--offer-source` `offerSource`).
 struct SettingsOptions: ParsableArguments {
     @Option(help: "YAML config file (flags override it). Default: config/sightline.yaml if present.")
     var config: String?
 
-    @Option(help: "auto | demo[?size=WxH&fps=N&seed=N] | v4l2:/dev/videoN | file:PATH[?pace=native|max] | rtsp://... | http://...")
-    var source: String?
-
-    @Option(help: "Address to listen on (default 127.0.0.1).")
-    var host: String?
-
-    @Option(help: "Port to listen on (default 8080; 0: any free port, logged at start).")
-    var port: Int?
-
-    @Option(help: "TLS certificate chain (PEM); with --tls-key, HTTPS and WSS on the same port (SIGHUP reloads it).")
-    var tlsCert: String?
-
-    @Option(help: "TLS private key (PEM).")
-    var tlsKey: String?
-
-    @Option(name: .customLong("template"), help: "Template image PATH[=NAME], loaded at start; repeatable.")
-    var templates: [String] = []
-
-    @Option(help: "Data directory: token, templates (created if missing).")
-    var dataDir: String?
-
-    @Option(help: "Folder with the browser client (default web).")
-    var webRoot: String?
-
-    @Option(help: "JPEG quality 1-100 (default 80).")
-    var quality: Int?
-
-    @Option(help: "Widest JPEG streamed, pixels: wider frames are scaled down to it for JPEG viewers, /stream.mjpg and snapshots (video.jpegMaxWidth; default 1280; 0: full size; ?full=1 asks for the full picture).")
-    var jpegMaxWidth: Int?
-
-    @Option(help: "Threads for OpenCV's own parallel loops (default 1: each call on its calling thread; more lowers one face pass's latency at a higher total CPU cost).")
-    var opencvThreads: Int?
-
-    @Option(help: "Log level: trace, debug, info, notice, warning, error.")
-    var logLevel: String?
-
-    @Option(help: "YuNet face model (ONNX), or haar for the Haar cascades; also SIGHTLINE_FACE_MODEL or faces.model. Default: the shipped models/face_detection_yunet_2023mar_320.onnx.")
-    var faceModel: String?
-
-    @Flag(help: "Do not look for faces.")
-    var noFaces = false
-
-    @Flag(help: "Keep no video clips of events (events.clips: false); the H.264 encoder then runs only while someone watches or a relay is fed.")
-    var noClips = false
-
-    @Option(help: "Analyse frames larger than this (longest side, pixels) on a copy scaled down to it (analysis.size; default 640; 0: at their own size).")
-    var analysisSize: Int?
-
-    @Option(help: "Most faces reported per frame (default 10).")
-    var maxFaces: Int?
-
-    @Option(name: .customLong("offer-source"), help: "Another source for the browser's selector; repeatable.")
-    var offeredSources: [String] = []
-
-    @Option(name: .customLong("media-dir"),
-            help: "A folder whose files admins may add as cameras or switch to at runtime (besides the folders of the files the config names); repeatable.")
-    var mediaDirs: [String] = []
-
-    @Option(name: .customLong("publish"),
-            help: "Publish the H.264 stream (SEI boxes included) to this rtsp:// or rtmp:// relay; repeatable. ${NAME} is taken from the environment.")
-    var publish: [String] = []
+    @Option(name: .setting("source.spec"), help: .setting("source.spec")) var source: String?
+    @Option(name: .setting("server.host"), help: .setting("server.host")) var host: String?
+    @Option(name: .setting("server.port"), help: .setting("server.port")) var port: Int?
+    @Option(name: .setting("tls.cert"), help: .setting("tls.cert")) var tlsCert: String?
+    @Option(name: .setting("tls.key"), help: .setting("tls.key")) var tlsKey: String?
+    @Option(name: .setting("templates.paths"), help: .setting("templates.paths")) var template: [String] = []
+    @Option(name: .setting("dataDir"), help: .setting("dataDir")) var dataDir: String?
+    @Option(name: .setting("server.webRoot"), help: .setting("server.webRoot")) var webRoot: String?
+    @Option(name: .setting("jpeg.quality"), help: .setting("jpeg.quality")) var quality: Int?
+    @Option(name: .setting("video.jpegMaxWidth"), help: .setting("video.jpegMaxWidth")) var jpegMaxWidth: Int?
+    @Option(name: .setting("server.opencvThreads"), help: .setting("server.opencvThreads")) var opencvThreads: Int?
+    @Option(name: .setting("logLevel"), help: .setting("logLevel")) var logLevel: String?
+    @Option(name: .setting("faces.model"), help: .setting("faces.model")) var faceModel: String?
+    @Flag(name: .setting("faces.enabled"), help: .setting("faces.enabled")) var noFaces = false
+    @Flag(name: .setting("events.clips"), help: .setting("events.clips")) var noClips = false
+    @Option(name: .setting("analysis.size"), help: .setting("analysis.size")) var analysisSize: Int?
+    @Option(name: .setting("faces.maxFaces"), help: .setting("faces.maxFaces")) var maxFaces: Int?
+    @Option(name: .setting("source.offer"), help: .setting("source.offer")) var offerSource: [String] = []
+    @Option(name: .setting("media"), help: .setting("media")) var mediaDir: [String] = []
+    @Option(name: .setting("publish"), help: .setting("publish")) var publish: [String] = []
 
     @Option(help: ArgumentHelp("Test hook: every frame spends this long in the pipeline.", visibility: .hidden))
     var debugStageDelayMs: Double?
@@ -88,28 +52,23 @@ struct SettingsOptions: ParsableArguments {
                 throw ValidationError("\(error)")
             }
         }
-        if let source { settings.source = source }
-        if let host { settings.host = host }
-        if let port { settings.port = port }
-        if let tlsCert { settings.tlsCert = tlsCert }
-        if let tlsKey { settings.tlsKey = tlsKey }
-        if !templates.isEmpty { settings.templates = templates }
-        if let dataDir { settings.dataDir = dataDir }
-        if let webRoot { settings.webRoot = webRoot }
-        if let quality { settings.jpegQuality = quality }
-        if let jpegMaxWidth { settings.jpegMaxWidth = jpegMaxWidth }
-        if let opencvThreads { settings.opencvThreads = opencvThreads }
-        if let logLevel { settings.logLevel = logLevel }
+        let configuredModel = settings.faceModel
+        let given = givenFlags()
+        do {
+            for definition in SettingsCatalog.all {
+                guard let flag = definition.flag else { continue }
+                guard let texts = given[flag] else {
+                    preconditionFailure("SettingsOptions has no property \(Self.propertyName(flag)) for --\(flag) (\(definition.key))")
+                }
+                if let texts { try definition.applyFlag(texts, to: &settings) }
+            }
+        } catch {
+            throw ValidationError("\(error)")
+        }
         if let debugStageDelayMs { settings.debugStageDelayMs = debugStageDelayMs }
-        if noFaces { settings.facesEnabled = false }
-        if noClips { settings.events.clips = false }
-        if let maxFaces { settings.maxFaces = maxFaces }
-        if let analysisSize { settings.analysisSize = analysisSize }
-        if !offeredSources.isEmpty { settings.offeredSources += offeredSources }
-        if !publish.isEmpty { settings.publish += publish }
-        if !mediaDirs.isEmpty { settings.mediaFolders += mediaDirs }
+        // The model: the flag, then SIGHTLINE_FACE_MODEL, then the config, then the shipped one.
         settings.faceModel = FaceDetectorFactory.resolveModelPath(flag: faceModel, environment: ProcessInfo.processInfo.environment,
-                                                                  configured: settings.faceModel)
+                                                                  configured: configuredModel)
         do {
             try settings.validate()
         } catch {
@@ -118,4 +77,66 @@ struct SettingsOptions: ParsableArguments {
         return settings
     }
 
+    /// Each setting flag's values as given (nil: not given), by flag name.
+    private func givenFlags() -> [String: [String]?] {
+        var given: [String: [String]?] = [:]
+        for child in Mirror(reflecting: self).children {
+            guard let label = child.label, let flag = child.value as? GivenFlag else { continue }
+            given[Self.flagName(String(label.drop { $0 == "_" }))] = .some(flag.givenTexts)
+        }
+        return given
+    }
+
+    /// `offerSource` → `offer-source`, as argument-parser names a property's flag.
+    static func flagName(_ property: String) -> String {
+        property.reduce(into: "") { name, character in
+            if character.isUppercase { name += "-" + character.lowercased() } else { name.append(character) }
+        }
+    }
+
+    /// `offer-source` → `offerSource`.
+    static func propertyName(_ flag: String) -> String {
+        let words = flag.split(separator: "-")
+        return words.enumerated().map { $0.offset == 0 ? String($0.element) : $0.element.capitalized }.joined()
+    }
+}
+
+extension NameSpecification {
+    /// The flag of the setting `key` in `SettingsCatalog`.
+    static func setting(_ key: String) -> NameSpecification {
+        .customLong(SettingsCatalog.flagName(key))
+    }
+}
+
+extension ArgumentHelp {
+    /// The help of the setting `key` in `SettingsCatalog`: its doc line, key, rule and default.
+    static func setting(_ key: String) -> ArgumentHelp {
+        ArgumentHelp(SettingsCatalog.flagHelp(key))
+    }
+}
+
+/// A parsed option or flag whose value a setting takes, as text.
+private protocol GivenFlag {
+    /// The values given, as text; nil when the flag was not given.
+    var givenTexts: [String]? { get }
+}
+
+private protocol FlagTexts {
+    var flagTexts: [String]? { get }
+}
+
+extension Optional: FlagTexts where Wrapped: LosslessStringConvertible {
+    var flagTexts: [String]? { map { [$0.description] } }
+}
+
+extension Array: FlagTexts where Element == String {
+    var flagTexts: [String]? { isEmpty ? nil : self }
+}
+
+extension Option: GivenFlag where Value: FlagTexts {
+    var givenTexts: [String]? { wrappedValue.flagTexts }
+}
+
+extension Flag: GivenFlag where Value == Bool {
+    var givenTexts: [String]? { wrappedValue ? ["false"] : nil }
 }

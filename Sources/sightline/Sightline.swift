@@ -10,7 +10,7 @@ struct Sightline: ParsableCommand {
         commandName: "sightline",
         abstract: "A camera server that finds templates and faces and streams the annotated feed to browsers.",
         version: SightlineVersion.string,
-        subcommands: [ServeCommand.self, DetectCommand.self, BenchCommand.self, TokenCommand.self],
+        subcommands: [ServeCommand.self, DetectCommand.self, BenchCommand.self, TokenCommand.self, ConfigReferenceCommand.self],
         defaultSubcommand: ServeCommand.self
     )
 }

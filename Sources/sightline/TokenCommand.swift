@@ -25,7 +25,9 @@ struct TokenCommand: ParsableCommand {
             if directory == nil {
                 let defaultConfig = "config/sightline.yaml"
                 if let path = config ?? (FileManager.default.fileExists(atPath: defaultConfig) ? defaultConfig : nil) {
-                    directory = try SightlineConfig.load(path: path).dataDir
+                    var settings = ServeSettings()
+                    try settings.apply(SightlineConfig.load(path: path))
+                    directory = settings.dataDir
                 }
             }
             let path = directory ?? "data"

@@ -6,7 +6,7 @@ import SightlinePipeline
 import SightlineHTTP
 import SightlineEvents
 
-/// The one place that builds a camera's graph from `ServeSettings`: its
+/// The one place that builds a camera's graph from its settings (and the server's): its
 /// source and capture loop, its templates, its face detector and
 /// recognition, its stages in the order `serve` runs them, its pipeline and
 /// the sinks it feeds. `serve` and `bench` build through `build(sinks:)`,
@@ -17,13 +17,22 @@ import SightlineEvents
 /// (sharing only the data directory), which is where several cameras in
 /// one process would start.
 public struct CameraAssembly {
-    public let settings: ServeSettings
+    /// The server's settings (JPEG and H.264 encoding, the test hook's delay).
+    public let server: ServerSettings
+    /// The camera's own: its source, templates, faces, analysis size, data directory.
+    public let settings: ConfiguredCamera
     public let logger: Logger
 
-    public init(settings: ServeSettings, logger: Logger) throws {
-        try settings.validate()
-        self.settings = settings
+    public init(server: ServerSettings, camera: ConfiguredCamera, logger: Logger) throws {
+        try ServeSettings(server: server, own: camera.settings).validate(camera)
+        self.server = server
+        self.settings = camera
         self.logger = logger
+    }
+
+    /// The top level's camera of `settings` (`bench`, `detect` and tests: one camera).
+    public init(settings: ServeSettings, logger: Logger) throws {
+        try self.init(server: settings.server, camera: settings.topCamera, logger: logger)
     }
 
     /// Sources made from these settings (the running one, and switches).
@@ -34,7 +43,7 @@ public struct CameraAssembly {
         factory.cameraFPS = settings.cameraFPS
         factory.demoTemplatePath = ResourceLocator.locate(settings.demoTemplate)
         factory.demoFacePath = ResourceLocator.locate("config/demo-face.jpg")
-        factory.passOn = settings.video.passThrough
+        factory.passOn = server.video.passThrough
         return factory
     }
 
@@ -57,15 +66,15 @@ public struct CameraAssembly {
             + [TemplateStage(matcher: TemplateMatcher(options: settings.matcherOptions), library: library)]
 
         var options = Pipeline.Options()
-        options.debugDelaySeconds = settings.debugStageDelayMs / 1000
-        options.jpegSize = JPEGSizeRule(maxWidth: settings.jpegMaxWidth)
+        options.debugDelaySeconds = server.debugStageDelayMs / 1000
+        options.jpegSize = JPEGSizeRule(maxWidth: server.jpegMaxWidth)
         let pipeline = Pipeline(mailbox: mailbox, stats: stats,
                                 stages: [ConvertStage(analysisSize: AnalysisSize(longSide: settings.analysisSize)),
                                          ConcurrentStages(detection)],
-                                encoder: try JPEGEncoder(quality: settings.jpegQuality), sinks: sinks,
+                                encoder: try JPEGEncoder(quality: server.jpegQuality), sinks: sinks,
                                 options: options, logger: logger, relay: relay,
                                 budgetSeconds: { 1.0 / (capture.status.format?.fps ?? 30) })
-        return CameraGraph(settings: settings, stats: stats, capture: capture, pipeline: pipeline, sinks: sinks,
+        return CameraGraph(camera: settings, stats: stats, capture: capture, pipeline: pipeline, sinks: sinks,
                            templates: library, templateStore: store, uploadedTemplateNames: uploaded,
                            faceService: faces?.service, facesInfo: faces?.info, sourceFactory: factory)
     }

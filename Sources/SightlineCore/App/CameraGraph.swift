@@ -8,7 +8,8 @@ import SightlinePipeline
 /// changes (templates, faces, the source). Each part guards its own state,
 /// so the graph itself is plain `let`s, `Sendable` as the compiler checks.
 public final class CameraGraph: Sendable {
-    public let settings: ServeSettings
+    /// The camera it was built for: its names, data directory and own settings.
+    public let camera: ConfiguredCamera
     public let stats: PipelineStats
     public let capture: CaptureLoop
     public let pipeline: Pipeline
@@ -22,10 +23,10 @@ public final class CameraGraph: Sendable {
     public let facesInfo: ServerState.FacesInfo?
     public let sourceFactory: SourceFactory
 
-    init(settings: ServeSettings, stats: PipelineStats, capture: CaptureLoop, pipeline: Pipeline, sinks: [FrameSink],
+    init(camera: ConfiguredCamera, stats: PipelineStats, capture: CaptureLoop, pipeline: Pipeline, sinks: [FrameSink],
          templates: TemplateLibrary, templateStore: TemplateStore, uploadedTemplateNames: Set<String>,
          faceService: FaceService?, facesInfo: ServerState.FacesInfo?, sourceFactory: SourceFactory) {
-        self.settings = settings
+        self.camera = camera
         self.stats = stats
         self.capture = capture
         self.pipeline = pipeline

@@ -38,7 +38,7 @@ final class CameraRegistry: Sendable {
     /// The server's settings (config and flags): added cameras' are these with their own over them.
     private let top: ServeSettings
     /// The config's cameras' sources, by name (the roster keeps a switched one with the config's).
-    private let configured: [ServeSettings]
+    private let configured: [ConfiguredCamera]
     private let server: StreamServer
     /// What the server streams of each camera (`/ws`, MJPEG).
     private let streams: CameraStreams
@@ -161,14 +161,14 @@ final class CameraRegistry: Sendable {
                 return .error(409, "camera exists", detail: "a camera named '\(existing.name)' exists (names are compared ignoring case)")
             }
             // A config camera removed before comes back with the config's settings and this source.
-            let fromConfig = configured.first { CameraRoster.key($0.routeName ?? "") == CameraRoster.key(request.name) }
+            let fromConfig = configured.first { CameraRoster.key($0.routeName) == CameraRoster.key(request.name) }
             if fromConfig != nil && (request.camera != nil || request.faces != nil) {
                 return .error(400, "camera is in the config", detail: "'\(request.name)' is a camera of the config file, "
                               + "whose settings come from there: send only its name and source")
             }
             let entry = CameraRoster.Added(name: fromConfig?.routeName ?? request.name, source: request.source,
                                            camera: request.camera, faces: request.faces)
-            let settings: ServeSettings
+            let settings: ConfiguredCamera
             do {
                 if var own = fromConfig {
                     own.source = request.source
@@ -181,7 +181,7 @@ final class CameraRegistry: Sendable {
             }
             let unit: CameraUnit
             do {
-                unit = try CameraUnit(settings: settings, logger: logger, environment: environment, tagLogs: true,
+                unit = try CameraUnit(server: top.server, settings: settings, logger: logger, environment: environment, tagLogs: true,
                                       sharing: sharing, connections: connections)
             } catch {
                 return .error(422, "cannot make the camera", detail: "\(error)")
@@ -317,7 +317,7 @@ final class CameraRegistry: Sendable {
     // MARK: - One camera's routes
 
     /// Naming from face events uses a second detector of the same kind, made on first use.
-    private static func eventNamer(_ events: EventServices?, _ camera: CameraGraph, _ settings: ServeSettings,
+    private static func eventNamer(_ events: EventServices?, _ camera: CameraGraph, _ settings: ConfiguredCamera,
                                    _ logger: Logger) -> EventNamer? {
         guard let events, let faces = camera.faceService else { return nil }
         return EventNamer(store: events.store, faces: faces) {

@@ -20,7 +20,8 @@ import SightlineEvents
 public final class CameraUnit: Sendable {
     /// Its name in routes: `/cam/NAME/...` and `/api/cameras/NAME/...`.
     public let name: String
-    public let settings: ServeSettings
+    /// Its own settings, names and data directory (the server's are not kept here).
+    public let settings: ConfiguredCamera
     public let graph: CameraGraph
     let stream: StreamSink
     /// Encodes H.264 for `/ws?video=h264` viewers (nil: video.h264 off).
@@ -42,16 +43,17 @@ public final class CameraUnit: Sendable {
         let recorder: SegmentRecorder?
     }
 
+    /// `server`: the server's settings (encoders, recording, MQTT);
     /// `settings`: the camera's own (`ServeSettings.cameraSettings()`);
     /// `tagLogs`: name the camera on its log lines (with more than one).
     /// `sharing`: the face detection thread and models every camera shares.
     /// `connections`: the server's broker connections, which its cameras share.
-    init(settings: ServeSettings, logger: Logger, environment: [String: String], tagLogs: Bool,
+    init(server: ServerSettings, settings: ConfiguredCamera, logger: Logger, environment: [String: String], tagLogs: Bool,
          sharing: FaceSharing? = nil, connections: MQTTConnections) throws {
-        name = settings.routeName ?? settings.cameraName
+        name = settings.routeName
         self.settings = settings
         let logger = tagLogs ? Self.logger(logger, camera: name) : logger
-        let assembly = try CameraAssembly(settings: settings, logger: logger)
+        let assembly = try CameraAssembly(server: server, camera: settings, logger: logger)
         do {
             try AtomicFile.makeDirectory(settings.dataDir)
         } catch let error as StorageError {
@@ -62,12 +64,12 @@ public final class CameraUnit: Sendable {
         let stream = StreamSink(stats: stats, videoStats: videoStats)
         // The source's rate, for the encoder's keyframe interval and rate control; read when an encoder is made.
         let sourceRate = LockedCallback<Void, Double>()
-        let h264 = settings.video.h264Enabled
-            ? H264Sink(settings: settings.video, stats: videoStats,
+        let h264 = server.video.h264Enabled
+            ? H264Sink(settings: server.video, stats: videoStats,
                        sourceFPS: { sourceRate() ?? settings.cameraFPS }, relaysUp: { stats.hasRelaysUp }, logger: logger)
             : nil
         let events = settings.events.enabled
-            ? try EventServices(settings: settings, stats: stats, feed: h264?.feed, logger: logger,
+            ? try EventServices(server: server, camera: settings, stats: stats, feed: h264?.feed, logger: logger,
                                   connections: connections, environment: environment)
             : nil
         let watchdog = WatchdogSink()
@@ -84,7 +86,7 @@ public final class CameraUnit: Sendable {
         } ?? []
         events?.watch(templates: graph.templates, faces: graph.faceService)
         self.events = events
-        recorder = try Self.segmentRecorder(settings: settings, feed: h264?.feed, logger: logger)
+        recorder = try Self.segmentRecorder(settings: server.record, dataDir: settings.dataDir, feed: h264?.feed, logger: logger)
         parts = StateParts(video: (h264?.feed, videoStats), publishers: publishers, clips: events?.sink.clips,
                            recorder: recorder)
         self.watchdog = watchdog
@@ -135,13 +137,14 @@ public final class CameraUnit: Sendable {
     }
 
     /// Continuous recording when `record.enabled` (it needs the H.264 encoder): its store loaded.
-    private static func segmentRecorder(settings: ServeSettings, feed: VideoFeed?, logger: Logger) throws -> SegmentRecorder? {
-        guard settings.record.enabled else { return nil }
+    private static func segmentRecorder(settings: RecordSettings, dataDir: String, feed: VideoFeed?,
+                                        logger: Logger) throws -> SegmentRecorder? {
+        guard settings.enabled else { return nil }
         guard let feed else {
             logger.warning("recording: off (it needs video.h264)")
             return nil
         }
-        let store = RecordingStore(dataDirectory: settings.dataDir, limits: settings.record.limits)
+        let store = RecordingStore(dataDirectory: dataDir, limits: settings.limits)
         let cut: Int
         do {
             cut = try store.load()
@@ -150,7 +153,7 @@ public final class CameraUnit: Sendable {
         }
         if cut > 0 { logger.notice("recording: \(cut) segment(s) cut short by an unclean stop kept up to their last fragment") }
         logger.info("recording on", metadata: ["directory": "\(store.directory)", "segments": "\(store.list().count)",
-                                               "segmentSeconds": "\(settings.record.segmentSeconds)"])
-        return SegmentRecorder(store: store, feed: feed, segmentSeconds: settings.record.segmentSeconds, logger: logger)
+                                               "segmentSeconds": "\(settings.segmentSeconds)"])
+        return SegmentRecorder(store: store, feed: feed, segmentSeconds: settings.segmentSeconds, logger: logger)
     }
 }

@@ -7,7 +7,7 @@ import SightlinePipeline
 import SightlineHTTP
 import SightlineEvents
 
-/// Events, their snapshots and MQTT, assembled from `ServeSettings` for one
+/// Events, their snapshots and MQTT, assembled from a camera's settings (and the server's MQTT) for one
 /// camera: the store in `<data-dir>/events` (loaded, leftovers removed),
 /// its channel onto the server's shared MQTT connection (`MQTTConnections`)
 /// when `mqtt.host` is set, the sink the pipeline feeds,
@@ -24,7 +24,7 @@ public final class EventServices: Sendable {
 
     /// `feed`: the H.264 sink's, for clips (nil: no clips, as with `events.clips` false).
     /// `connections`: the server's broker connections, shared by its cameras.
-    public init(settings: ServeSettings, stats: PipelineStats, feed: VideoFeed? = nil, logger: Logger,
+    public init(server: ServerSettings, camera settings: ConfiguredCamera, stats: PipelineStats, feed: VideoFeed? = nil, logger: Logger,
                 connections: MQTTConnections,
                 environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         camera = settings.cameraName
@@ -45,7 +45,7 @@ public final class EventServices: Sendable {
                                             "directory": "\(store.directory)"])
         let reporter = MQTTStatsReport(camera: camera, stats: stats, store: store)
         let clipsOn = settings.events.clips && feed != nil
-        mqtt = try connections.publisher(for: settings.mqtt, camera: camera, environment: environment)?
+        mqtt = try connections.publisher(for: server.mqtt, camera: camera, environment: environment)?
             .channel(camera: camera, clips: clipsOn, report: reporter)
         let store = self.store
         let clips = clipsOn ? feed.map {

@@ -70,13 +70,13 @@ public final class SightlineServer: Sendable {
         var cameras: [CameraUnit] = []
         for own in cameraSettings {
             do {
-                cameras.append(try CameraUnit(settings: own, logger: logger, environment: environment,
+                cameras.append(try CameraUnit(server: settings.server, settings: own, logger: logger, environment: environment,
                                               tagLogs: cameraSettings.count > 1, sharing: sharing,
                                               connections: connections))
-            } catch where own.routeName.map(resolved.roster.isAdded) == true {
+            } catch where resolved.roster.isAdded(own.routeName) {
                 // A camera added at runtime that cannot be made now (its data directory, say) stays in
                 // cameras.json and out of this run; the config's cameras still start.
-                logger.error("camera '\(own.routeName ?? "")' added at runtime cannot be made; leaving it out: \(error)")
+                logger.error("camera '\(own.routeName)' added at runtime cannot be made; leaving it out: \(error)")
             }
         }
         let tls = try Self.tlsFiles(settings: settings, logger: logger)

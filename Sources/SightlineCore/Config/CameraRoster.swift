@@ -115,7 +115,7 @@ public struct CameraRoster: Codable, Sendable, Equatable {
     public struct Resolved: Sendable {
         /// Each camera's settings, the config's (less the removed, with
         /// switched sources) first, then the added ones.
-        public var cameras: [ServeSettings]
+        public var cameras: [ConfiguredCamera]
         /// The roster without what no longer applies (save it when it differs).
         public var roster: CameraRoster
         /// What was set aside and why, for the log.
@@ -128,7 +128,7 @@ public struct CameraRoster: Codable, Sendable, Equatable {
         let configured = try top.cameraSettings()
         var kept = self
         var notes: [String] = []
-        let configNames = Set(configured.map { Self.key($0.routeName ?? $0.cameraName) })
+        let configNames = Set(configured.map { Self.key($0.routeName) })
         kept.removed = removed.filter { name in
             guard configNames.contains(Self.key(name)) else {
                 notes.append("camera '\(name)' was removed at runtime and is no longer in the config; forgetting it")
@@ -136,9 +136,9 @@ public struct CameraRoster: Codable, Sendable, Equatable {
             }
             return true
         }
-        var cameras: [ServeSettings] = []
+        var cameras: [ConfiguredCamera] = []
         for var own in configured {
-            let name = own.routeName ?? own.cameraName
+            let name = own.routeName
             if kept.removed.contains(where: { Self.key($0) == Self.key(name) }) { continue }
             if let switched = kept.sources[name] {
                 if switched.configSource == own.source {
@@ -151,7 +151,7 @@ public struct CameraRoster: Codable, Sendable, Equatable {
             }
             cameras.append(own)
         }
-        for name in kept.sources.keys where !configured.contains(where: { ($0.routeName ?? $0.cameraName) == name })
+        for name in kept.sources.keys where !configured.contains(where: { ($0.routeName) == name })
             || kept.removed.contains(where: { Self.key($0) == Self.key(name) }) {
             kept.sources[name] = nil
         }
@@ -174,9 +174,9 @@ public struct CameraRoster: Codable, Sendable, Equatable {
             }
         }
         // The first camera (the unprefixed routes') is always one of the config's.
-        if !cameras.contains(where: { configNames.contains(Self.key($0.routeName ?? $0.cameraName)) && !kept.isAdded($0.routeName ?? "") }),
+        if !cameras.contains(where: { configNames.contains(Self.key($0.routeName)) && !kept.isAdded($0.routeName) }),
            let first = configured.first {
-            let name = first.routeName ?? first.cameraName
+            let name = first.routeName
             notes.append("every camera of the config was removed at runtime; keeping the first, '\(name)'")
             kept.removed.removeAll { Self.key($0) == Self.key(name) }
             cameras.insert(first, at: 0)
@@ -234,23 +234,21 @@ extension ServeSettings {
     /// with its source, name and faces over them, on `<dataDir>/cameras/NAME`,
     /// with an MQTT connection of its own (as a camera of several). Checks
     /// the name, the source spec and the rest as at start.
-    public func addedCameraSettings(_ entry: CameraRoster.Added) throws -> ServeSettings {
+    public func addedCameraSettings(_ entry: CameraRoster.Added) throws -> ConfiguredCamera {
         if let problem = Self.cameraNameProblem(entry.name) { throw ConfigError.invalid(problem) }
         if let camera = entry.camera, let problem = Self.cameraNameProblem(camera) {
             throw ConfigError.invalid("camera (its name in events and MQTT): \(problem)")
         }
         _ = try SourceSpec.parse(entry.source)
-        var own = self
-        own.cameras = []
-        var config = SightlineConfig()
-        config.source = SightlineConfig.Source(spec: entry.source)
-        if let faces = entry.faces { config.faces = SightlineConfig.Faces(enabled: faces) }
-        try own.apply(config)
-        own.camera = entry.camera ?? entry.name
-        own.routeName = entry.name
-        own.dataDir = (dataDir as NSString).appendingPathComponent("cameras/\(entry.name)")
-        // `mqtt` stays the top level's: the camera joins the server's one connection.
-        try own.validate()
-        return own
+        var settings = own
+        settings.source = entry.source
+        if let faces = entry.faces { settings.facesEnabled = faces }
+        settings.camera = entry.camera ?? entry.name
+        let camera = ConfiguredCamera(routeName: entry.name,
+                                      dataDir: (server.dataDir as NSString).appendingPathComponent("cameras/\(entry.name)"),
+                                      settings: settings)
+        // The server's MQTT settings: the camera joins the server's one connection.
+        try validate(camera)
+        return camera
     }
 }

@@ -58,27 +58,4 @@ public struct EventSettings: Sendable, Equatable {
         limits.maxBytes = Int(maxMegabytes * 1_048_576)
         return limits
     }
-
-    /// Checks ranges; the message names the setting.
-    public func validate() throws {
-        guard (0...3600).contains(minSeconds) else { throw ConfigError.invalid("events.minSeconds must be 0-3600, got \(minSeconds)") }
-        guard endAfterSeconds > 0, endAfterSeconds <= 3600 else {
-            throw ConfigError.invalid("events.endAfterSeconds must be more than 0 and at most 3600, got \(endAfterSeconds)")
-        }
-        guard minUpdateSeconds >= 0.1, updateSeconds >= minUpdateSeconds, updateSeconds <= 3600 else {
-            throw ConfigError.invalid("events.minUpdateSeconds must be at least 0.1 and events.updateSeconds between it and 3600")
-        }
-        guard (1...1_000_000).contains(maxEvents) else { throw ConfigError.invalid("events.maxEvents must be 1-1000000, got \(maxEvents)") }
-        guard maxAgeDays > 0 else { throw ConfigError.invalid("events.maxAgeDays must be positive, got \(maxAgeDays)") }
-        guard maxMegabytes >= 1 else { throw ConfigError.invalid("events.maxMegabytes must be at least 1, got \(maxMegabytes)") }
-        guard (0...60).contains(preCaptureSeconds) else {
-            throw ConfigError.invalid("events.preCaptureSeconds must be 0-60, got \(preCaptureSeconds)")
-        }
-        guard (0...60).contains(postCaptureSeconds) else {
-            throw ConfigError.invalid("events.postCaptureSeconds must be 0-60, got \(postCaptureSeconds)")
-        }
-        guard (5...86_400).contains(maxClipSeconds) else {
-            throw ConfigError.invalid("events.maxClipSeconds must be 5-86400, got \(maxClipSeconds)")
-        }
-    }
 }

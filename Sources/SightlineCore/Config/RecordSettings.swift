@@ -18,13 +18,4 @@ public struct RecordSettings: Sendable, Equatable {
     public var limits: RecordingStore.Limits {
         RecordingStore.Limits(maxAgeSeconds: maxAgeHours * 3600, maxBytes: Int64(maxGigabytes * 1_073_741_824))
     }
-
-    /// Checks ranges; the message names the setting.
-    public func validate() throws {
-        guard (5...3600).contains(segmentSeconds) else {
-            throw ConfigError.invalid("record.segmentSeconds must be 5-3600, got \(segmentSeconds)")
-        }
-        guard maxAgeHours > 0 else { throw ConfigError.invalid("record.maxAgeHours must be positive, got \(maxAgeHours)") }
-        guard maxGigabytes > 0 else { throw ConfigError.invalid("record.maxGigabytes must be positive, got \(maxGigabytes)") }
-    }
 }

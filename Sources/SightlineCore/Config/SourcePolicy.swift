@@ -286,10 +286,14 @@ extension ServeSettings {
     /// Every source spec the config and flags name: the source, the offered
     /// ones, and each camera's of `cameras:` (its source and offers).
     public var configuredSources: [String] {
-        var specs = [source] + offeredSources
+        var specs = [own.source] + own.offeredSources
         for camera in cameras {
-            if let spec = camera.overrides.source?.spec { specs.append(spec) }
-            specs += camera.overrides.source?.offer ?? []
+            // What the camera itself gives (its `source.spec` and `source.offer`), not the top level's again.
+            var given = CameraSettings()
+            given.offeredSources = []
+            for setting in camera.overrides where setting.key.hasPrefix("source.") { setting.apply(to: &given) }
+            if camera.overrides.contains(where: { $0.key == "source.spec" }) { specs.append(given.source) }
+            specs += given.offeredSources
         }
         return specs
     }
@@ -298,7 +302,7 @@ extension ServeSettings {
     /// be under: `media:` / `--media-dir`, and the folders of every file the
     /// config and flags name.
     public var mediaFoldersInEffect: [String] {
-        var folders = mediaFolders
+        var folders = server.mediaFolders
         for spec in configuredSources {
             guard case .file(let path, _, _)? = try? SourceSpec.parse(spec) else { continue }
             let folder = (path as NSString).deletingLastPathComponent
@@ -311,11 +315,11 @@ extension ServeSettings {
     /// Throws when a source the config and flags name is this server itself
     /// (checked once the port is known: not for port 0).
     func checkNotSelf() throws {
-        guard port > 0 else { return }
+        guard server.port > 0 else { return }
         let names = SourcePolicy.localNames()
-        for spec in [source] + offeredSources {
+        for spec in [own.source] + own.offeredSources {
             guard let parsed = try? SourceSpec.parse(spec),
-                  let refusal = SourcePolicy.selfRefusal(parsed, host: host, port: port, localNames: names) else { continue }
+                  let refusal = SourcePolicy.selfRefusal(parsed, host: server.host, port: server.port, localNames: names) else { continue }
             throw ConfigError.invalid("source \(refusal.detail)")
         }
     }

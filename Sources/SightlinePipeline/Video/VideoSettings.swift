@@ -36,27 +36,4 @@ public struct VideoSettings: Sendable, Equatable {
         low.bitrateKbps = lowBitrateKbps
         return low
     }
-
-    package func validate() throws {
-        let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
-        guard presets.contains(encoder.preset) else {
-            throw ConfigError.invalid("video preset must be one of \(presets.joined(separator: ", ")), got \(encoder.preset)")
-        }
-        guard (0...51).contains(encoder.crf) else { throw ConfigError.invalid("video crf must be 0-51, got \(encoder.crf)") }
-        if let kbps = encoder.bitrateKbps, kbps < 50 || kbps > 200_000 {
-            throw ConfigError.invalid("video bitrateKbps must be 50-200000, got \(kbps)")
-        }
-        guard encoder.keyframeSeconds >= 0.1, encoder.keyframeSeconds <= 60 else {
-            throw ConfigError.invalid("video keyframeSeconds must be 0.1-60, got \(encoder.keyframeSeconds)")
-        }
-        guard (1...16).contains(encoder.threads) else { throw ConfigError.invalid("video threads must be 1-16, got \(encoder.threads)") }
-        guard lowScale > 0.1, lowScale <= 1 else { throw ConfigError.invalid("video lowScale must be over 0.1 and at most 1, got \(lowScale)") }
-        guard lowMaxFPS >= 1, lowMaxFPS <= 120 else { throw ConfigError.invalid("video lowMaxFps must be 1-120, got \(lowMaxFPS)") }
-        guard lowBitrateKbps >= 50, lowBitrateKbps <= 200_000 else {
-            throw ConfigError.invalid("video lowKbps must be 50-200000, got \(lowBitrateKbps)")
-        }
-        guard maxLagSeconds >= 0.1, maxLagSeconds <= 10 else {
-            throw ConfigError.invalid("video maxLagSeconds must be 0.1-10, got \(maxLagSeconds)")
-        }
-    }
 }
