@@ -65,10 +65,6 @@ public final class FaceStage: PipelineStage {
     /// stays found and tracked where its 23 pixels on the 640 copy would be
     /// lost between fine passes. Haar scans the frame it is given, so it gets the copy.
     private let passesReadFullFrame: Bool
-    /// The copies of frames offered at full size, by capture time: a pass's
-    /// faces are scaled to its copy, where the tracker, the flow and
-    /// recognition read them (the worker holds at most one frame waiting and one in work).
-    private var offeredCopies: [(capturedAt: Double, image: ImageBuffer, gray: ImageBuffer)] = []
 
     /// `faceUse` says how the sinks use faces now (the most any asks, `FrameSink.faceUse`:
     /// a viewer, a relay, a broker, a face followed for an event); it is asked
@@ -170,11 +166,8 @@ public final class FaceStage: PipelineStage {
             let hints = newPicture ? [] : tracked.map { full ? $0.observation.scaled(by: toFull) : $0.observation }
             if settling || frame.capturedAt - lastDueAt >= interval * 0.95,
                worker.offer(full ? frame.image : image, gray: full ? nil : gray, capturedAt: frame.capturedAt,
-                            hints: hints, fine: fine ? finePassesOnPicture : nil) {
-                if full {
-                    offeredCopies.append((frame.capturedAt, image, gray))
-                    if offeredCopies.count > 4 { offeredCopies.removeFirst() }
-                }
+                            hints: hints, fine: fine ? finePassesOnPicture : nil,
+                            analysed: full ? .init(image: image, gray: gray) : nil) {
                 probe.keepAsReference()
                 passesOnPicture += 1
                 if fine {
@@ -205,15 +198,16 @@ public final class FaceStage: PipelineStage {
     }
 
     /// A pass's result with its faces on the analysed copy of its frame when it
-    /// read the full frame (`passesReadFullFrame`).
+    /// read the full frame (`passesReadFullFrame`): the copy came back with the
+    /// result (`analysed`), so a pass that ran while later offers replaced each
+    /// other under load still lands on its own copy. (A list of the copies
+    /// offered, capped at four, lost the running pass's copy that way, and its
+    /// faces came out three times too large at 1080p.)
     private func onAnalysedPicture(_ result: FaceDetectionWorker.Result) -> Pass {
-        guard let index = offeredCopies.firstIndex(where: { $0.capturedAt == result.capturedAt }),
-              offeredCopies[index].image.width != result.image.width else {
+        guard let copy = result.analysed, copy.image.width != result.image.width else {
             return Pass(observations: result.observations, image: result.image, gray: result.gray,
                         capturedAt: result.capturedAt, seconds: result.seconds, fine: result.fine)
         }
-        let copy = offeredCopies[index]
-        offeredCopies.removeFirst(index + 1)
         let factor = Double(copy.image.width) / Double(result.image.width)
         return Pass(observations: result.observations.map { $0.scaled(by: factor) }, image: copy.image, gray: copy.gray,
                     capturedAt: result.capturedAt, seconds: result.seconds, fine: result.fine)

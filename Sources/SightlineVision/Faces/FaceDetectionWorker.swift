@@ -29,6 +29,21 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         public let seconds: Double
         /// Whether it was a fine pass (`offer`'s `fine`).
         public let fine: Bool
+        /// `offer`'s `analysed`, as it was handed over with this frame.
+        public let analysed: AnalysedPicture?
+    }
+
+    /// The smaller copy of an offered frame that the other stages analyse,
+    /// carried with the offer and back with its result, so the caller can
+    /// move a full-frame pass's faces onto the copy that pass belongs to.
+    public struct AnalysedPicture: Sendable {
+        public let image: ImageBuffer
+        public let gray: ImageBuffer?
+
+        public init(image: ImageBuffer, gray: ImageBuffer?) {
+            self.image = image
+            self.gray = gray
+        }
     }
 
     private let detector: FaceDetector
@@ -38,7 +53,8 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     private let thread: FaceDetectionThread
     /// Whether that thread is its own (stopped with it).
     private let ownsThread: Bool
-    private var pending: (image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double, hints: [FaceObservation], fine: Int?)?
+    private var pending: (image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double, hints: [FaceObservation], fine: Int?,
+                          analysed: AnalysedPicture?)?
     private var result: Result?
     /// Results of frames taken before this time are dropped (`discardResults`).
     private var discardBefore = -Double.infinity
@@ -71,13 +87,14 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     /// waiting; false once stopped. The buffers are only read afterwards.
     /// `hints` are the tracked faces at the frame's time, `fine` asks for a
     /// pass that finds small and tilted faces too (see FaceDetector).
+    /// `analysed` comes back with this frame's result, untouched.
     @discardableResult
     public func offer(_ image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double,
-                      hints: [FaceObservation] = [], fine: Int? = nil) -> Bool {
+                      hints: [FaceObservation] = [], fine: Int? = nil, analysed: AnalysedPicture? = nil) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !stopped else { return false }
-        pending = (image, gray, capturedAt, hints, fine)
+        pending = (image, gray, capturedAt, hints, fine, analysed)
         condition.broadcast()  // the detecting thread (a shared one's lock has other waiters too)
         return true
     }
@@ -147,6 +164,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         let capturedAt: Double
         let hints: [FaceObservation]
         let fine: Int?
+        let analysed: AnalysedPicture?
     }
 
     /// With `condition` held: whether a frame waits.
@@ -169,7 +187,8 @@ public final class FaceDetectionWorker: @unchecked Sendable {
                     FaceGeometry.intersectionOverUnion($0.box, face.box) >= FaceGeometry.sameFaceOverlap
                 }
             }
-        return Job(image: waiting.image, gray: waiting.gray, capturedAt: waiting.capturedAt, hints: hints, fine: waiting.fine)
+        return Job(image: waiting.image, gray: waiting.gray, capturedAt: waiting.capturedAt, hints: hints, fine: waiting.fine,
+                   analysed: waiting.analysed)
     }
 
     /// The detecting thread, without the lock: runs the detector on `job`.
@@ -192,7 +211,8 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         case .success(let observations):
             previous = (observations, job.capturedAt)
             result = Result(observations: observations, image: job.image, gray: job.gray,
-                            capturedAt: job.capturedAt, seconds: done.seconds, fine: job.fine != nil)
+                            capturedAt: job.capturedAt, seconds: done.seconds, fine: job.fine != nil,
+                            analysed: job.analysed)
         case .failure(let error):
             failure = error
         }

@@ -68,6 +68,32 @@ struct FaceDetectionThreadTests {
         #expect(thread.laneCount == 0)
     }
 
+    @Test("each result comes back with its own frame's analysed copy, however many offers replaced each other while it ran")
+    func resultsKeepTheirAnalysedCopy() throws {
+        let log = CallLog()
+        let detector = GatedDetector(name: "one", log: log, gated: true)
+        let worker = FaceDetectionWorker(detector: detector, limit: 1)
+        defer { worker.stop() }
+        let frame = ImageBuffer(width: 64, height: 36, channels: 3)
+        func copy(_ width: Int) -> FaceDetectionWorker.AnalysedPicture {
+            .init(image: ImageBuffer(width: width, height: 4, channels: 3), gray: nil)
+        }
+        #expect(worker.offer(frame, gray: nil, capturedAt: 1, analysed: copy(11)))
+        #expect(eventually { log.all.count == 1 })
+        // Under load: five more offers while the first pass runs, each replacing the one waiting.
+        for n in 2...6 { #expect(worker.offer(frame, gray: nil, capturedAt: Double(n), analysed: copy(10 + n))) }
+        // The first pass ends; the second (the last offer) starts and is held until its result is wanted.
+        detector.gate.signal()
+        #expect(eventually { worker.hasResult && log.all.count == 2 })
+        let first = try #require(try worker.takeResult())
+        #expect(first.capturedAt == 1 && first.analysed?.image.width == 11)
+        detector.gated.store(false, ordering: .relaxed)
+        detector.gate.signal()
+        #expect(eventually { worker.hasResult })
+        let last = try #require(try worker.takeResult())
+        #expect(last.capturedAt == 6 && last.analysed?.image.width == 16)
+    }
+
     @Test("a lane that stops while its pass runs waits for it; the thread goes on for the others")
     func aLaneStopsAlone() throws {
         let log = CallLog()
