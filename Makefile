@@ -5,8 +5,12 @@
 SWIFT_FLAGS := -c release -Xswiftc -enable-testing
 BIN := $(CURDIR)/.build/release/sightline
 PORT ?= 8080
+# pytest-xdist workers for the e2e and browser suites: twice the cores (most of a test's time is
+# waiting on a server, a browser or a clock), at most 8; TEST_JOBS=1 runs them one at a time.
+TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n * 2 > 8 ? 8 : n * 2 )))
+BROWSER_JOBS ?= $(shell n=$(TEST_JOBS); echo $$(( n > 3 ? 3 : n )))
 
-.PHONY: setup setup-tests build demo test test-layers test-swift test-web test-e2e test-browser test-perf tsan bench loadtest fuzz models man docs install clean
+.PHONY: setup setup-tests build build-tests demo test test-layers test-swift test-web test-e2e test-browser test-perf tsan bench loadtest fuzz models man docs install clean
 
 ## What the server builds with (make demo); setup-tests adds what the tests talk to (make test).
 setup:
@@ -18,30 +22,34 @@ setup-tests:
 build:
 	swift build $(SWIFT_FLAGS)
 
+## The server and the Swift tests in one build (make test builds once, then runs).
+build-tests:
+	swift build $(SWIFT_FLAGS) --build-tests
+
 ## Installs what is missing, builds, and serves the demo on http://127.0.0.1:$(PORT)/
 demo: setup build
 	$(BIN) serve --source demo --port $(PORT)
 
 ## Runs every test: Swift unit tests, web geometry tests, end-to-end and browser tests.
-test: setup-tests build
+test: setup-tests build-tests
 	$(MAKE) --no-print-directory test-layers test-swift test-web test-e2e test-browser
 
 ## Fails when a Swift file imports a layer its target must not (HTTP knows nothing of frames, ...).
 test-layers:
 	python3 scripts/check-layers.py
 
-test-swift:
-	swift test $(SWIFT_FLAGS)
+test-swift: build-tests
+	swift test $(SWIFT_FLAGS) --skip-build
 
 test-web:
 	node --test Tests/web/
 
 test-e2e:
-	SIGHTLINE_BIN=$(BIN) python3 -m pytest -q --durations=20 Tests/e2e
+	SIGHTLINE_BIN=$(BIN) python3 -m pytest -q -n $(TEST_JOBS) --dist loadfile --durations=20 Tests/e2e
 
 ## The page plays H.264 where the browser can (Chromium on 127.0.0.1 can); its main tests run again on JPEG.
 test-browser:
-	SIGHTLINE_BIN=$(BIN) python3 -m pytest -q --durations=10 Tests/browser
+	SIGHTLINE_BIN=$(BIN) python3 -m pytest -q -n $(BROWSER_JOBS) --dist loadfile --durations=10 Tests/browser
 	SIGHTLINE_TEST_VIDEO=jpeg SIGHTLINE_BIN=$(BIN) python3 -m pytest -q Tests/browser/test_page.py
 
 ## Rates and timings asserted on throttled links (pytest -m perf; not part of make test: on a

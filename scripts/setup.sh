@@ -61,7 +61,7 @@ command -v swift >/dev/null 2>&1 || {
 }
 
 if $tests; then
-  if ! python3 -c 'import pytest, websockets, PIL, selenium, cryptography, paho.mqtt, av, prometheus_client' >/dev/null 2>&1; then
+  if ! python3 -c 'import pytest, xdist, websockets, PIL, selenium, cryptography, paho.mqtt, av, prometheus_client' >/dev/null 2>&1; then
     echo "setup: installing Python test packages from Tests/requirements.txt"
     python3 -m pip install -q -r Tests/requirements.txt 2>/dev/null \
       || python3 -m pip install -q --break-system-packages -r Tests/requirements.txt

@@ -220,7 +220,11 @@ def test_plain_http_plays_the_clip_in_a_video_with_each_pictures_own_boxes(serve
     assert play.get_attribute("aria-label") == "Play"
     log = driver.execute_script("window.clipVideoWatch.disconnect(); return window.clipVideoLog")
     shown = [e["clipIndex"] for e in log]
-    assert len(log) >= 10 and shown == sorted(shown), f"pictures drawn while playing: {shown}"
+    # In order; the player goes round from the clip's end to its start (a loaded machine may see the
+    # end before the pause comes), so the only step back allowed is from the last frames to the first.
+    steps_back = [(a, b) for a, b in zip(shown, shown[1:]) if b < a]
+    assert len(log) >= 10 and all(a >= length - 3 and b <= 3 for a, b in steps_back), \
+        f"pictures drawn while playing: {shown}"
     boxed = [e for e in log if template_box(e)]
     assert len(boxed) >= 0.8 * len(log), f"only {len(boxed)} of {len(log)} pictures had a box while playing"
     agreeing = sum(1 for e in boxed if check_frame(e) == (True, "agrees"))

@@ -5,7 +5,7 @@ with the default detector (the shipped YuNet-320)."""
 import math
 import time
 
-from browser_support import SightlineServer, open_page, server_binary, severe_console_entries
+from browser_support import SightlineServer, get_json, open_page, server_binary, severe_console_entries
 
 TOLERANCE_DEG = 5
 
@@ -28,6 +28,13 @@ def test_the_demo_face_box_turns_with_the_face(driver):
     try:
         open_page(driver, server.url, 1200, 900)
         driver.execute_script("document.querySelector('#toggle-ground-truth').click()")
+        # The face's first passes first: its roll comes with the worker's pass after the quick one
+        # on the first frame, which on a machine busy with other tests can take a second or more.
+        # Sampling starts once the server has made a few passes (its own counter), not after a time.
+        deadline = time.monotonic() + 30
+        while (get_json(server.url + "/api/state").get("faces") or {}).get("passes", 0) < 5:
+            assert time.monotonic() < deadline, "the server made fewer than 5 face passes in 30 s"
+            time.sleep(0.1)
         samples = {}
         truth_drawn = []
         # Until the face has turned through 30° with 20 boxes and 20 truth boxes drawn (bounded by

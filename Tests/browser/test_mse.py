@@ -77,6 +77,7 @@ def test_plain_http_plays_h264_through_mse_with_each_pictures_own_boxes(servers,
     assert severe_console_entries(driver) == []
 
 
+@pytest.mark.perf  # a benchmark: it prints the figures, and its paint rate is the machine's as much as the page's
 def test_bits_and_latency_against_jpeg_and_webcodecs(servers, driver, frame_code_files):
     """Prints, on one server and video: bits received by MSE and JPEG on http://sightline.test, and
     capture-to-presented p50/p90 for MSE, JPEG and WebCodecs (http://127.0.0.1). Asserts only that
