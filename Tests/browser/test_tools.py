@@ -354,7 +354,9 @@ def test_tool_controls_are_keyboard_reachable(tools_server, driver):
     keys = ActionChains(driver)  # key presses to the page (send_keys on a file input would pick a file)
     for _ in range(60):
         keys.send_keys(Keys.TAB).perform()
-        reached.add(driver.switch_to.active_element.get_attribute("id"))
+        # Read in the page in one step: the page may replace an element (a list it re-renders)
+        # between the key press and a second WebDriver call, which would then hold a stale reference.
+        reached.add(driver.execute_script("return document.activeElement ? document.activeElement.id : null"))
         if wanted <= reached:
             break
     assert wanted <= reached, f"not reached by Tab: {wanted - reached}"
