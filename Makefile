@@ -7,6 +7,8 @@ BIN := $(CURDIR)/.build/release/sightline
 PORT ?= 8080
 # pytest-xdist workers for the e2e and browser suites: twice the cores (most of a test's time is
 # waiting on a server, a browser or a clock), at most 8; TEST_JOBS=1 runs them one at a time.
+# The browser suite takes at most 3: each worker runs a Chromium, and on 2 cores a fourth made
+# the pages' own timing the test (6 failures in one run).
 TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n * 2 > 8 ? 8 : n * 2 )))
 BROWSER_JOBS ?= $(shell n=$(TEST_JOBS); echo $$(( n > 3 ? 3 : n )))
 

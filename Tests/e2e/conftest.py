@@ -666,9 +666,10 @@ class Server:
 class ServerFactory:
     """`sightline(*extra_args, web_root=..., env=...)` starts a server and waits for it."""
 
-    def __init__(self, tmp_path: Path, binary: Path):
+    def __init__(self, tmp_path: Path, binary: Path, clips: bool = False):
         self.tmp_path = tmp_path
         self.binary = binary
+        self.clips = clips
         self.servers = []
 
     def __call__(self, *extra_args, source: str | None = "demo", web_root: Path | None = None,
@@ -686,6 +687,10 @@ class ServerFactory:
         if source is not None:
             args += ["--source", source]
         args += [str(a) for a in extra_args]
+        # Event clips' pre-capture encodes every frame all the time (a fifth of a core on the demo);
+        # a server under test keeps none unless its module watches clips (SERVER_CLIPS = True).
+        if not self.clips and "--no-clips" not in args:
+            args.append("--no-clips")
         full_env = dict(os.environ)
         full_env["SIGHTLINE_TOKEN"] = TOKEN
         full_env.update(env or {})
@@ -741,8 +746,10 @@ def fill_disk(disk: Path, block: str = "64k") -> Path:
 @pytest.fixture
 def sightline(tmp_path, request):
     """Factory: `server = sightline("--template", "x.png=x", source="demo")`.
-    Servers are stopped at teardown; a crashed or unclean server fails the test."""
-    factory = ServerFactory(tmp_path, server_binary())
+    Servers are stopped at teardown; a crashed or unclean server fails the test. They run with
+    `--no-clips` unless the test's module sets `SERVER_CLIPS = True` (the modules about clips,
+    recordings and the encoder do; the browser suite runs the defaults)."""
+    factory = ServerFactory(tmp_path, server_binary(), clips=getattr(request.module, "SERVER_CLIPS", False))
     request.node._sightline_servers = factory.servers
     yield factory
     problems = factory.teardown()
@@ -755,7 +762,8 @@ def module_sightline(tmp_path_factory, request):
     """The `sightline` factory for servers that a module's tests share (from a module-scoped
     fixture): for tests that only read from a server, so one start serves them all. Stopped
     after the module's last test; a crashed or unclean server fails that teardown."""
-    factory = ServerFactory(tmp_path_factory.mktemp("module-servers"), server_binary())
+    factory = ServerFactory(tmp_path_factory.mktemp("module-servers"), server_binary(),
+                            clips=getattr(request.module, "SERVER_CLIPS", False))
     request.module._sightline_module_servers = factory.servers
     yield factory
     problems = factory.teardown()

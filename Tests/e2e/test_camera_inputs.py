@@ -21,6 +21,9 @@ import pytest
 
 from conftest import ADMIN, TOKEN, admin_request as request, frames_of, http_get, metric, read_mjpeg_parts, server_binary
 
+# This module watches clips or the encoder they keep busy: its servers run with them, as by default.
+SERVER_CLIPS = True
+
 
 
 def camera_names(server) -> list[str]:

@@ -23,6 +23,9 @@ from clipfile import (FFPROBE, WsRecorder, decoded_pictures, ffprobe_packet_flag
 from conftest import fill_disk, metric, http_get, small_tmpfs, YUNET, yunet_model
 from scenes import comings_and_goings
 
+# This module watches clips or the encoder they keep busy: its servers run with them, as by default.
+SERVER_CLIPS = True
+
 av = pytest.importorskip("av", reason="PyAV not installed (pip install av, Tests/requirements.txt)")
 
 PRE = 3.0

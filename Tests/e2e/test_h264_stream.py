@@ -15,6 +15,9 @@ from conftest import HOST, http_get, metric, ws_connect, ws_handshake_raw
 from h264 import H264Log, decode_all, receive_h264, sightline_seis
 from throttle import ThrottledProxy
 
+# This module watches clips or the encoder they keep busy: its servers run with them, as by default.
+SERVER_CLIPS = True
+
 av = pytest.importorskip("av", reason="PyAV not installed (pip install av, Tests/requirements.txt)")
 
 

@@ -18,6 +18,9 @@ from pathlib import Path
 import pytest
 from conftest import http_get, metric
 
+# This module watches clips or the encoder they keep busy: its servers run with them, as by default.
+SERVER_CLIPS = True
+
 REPO = Path(__file__).resolve().parents[2]
 
 

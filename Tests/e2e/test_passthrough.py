@@ -21,6 +21,9 @@ from h264 import H264Log, decode_all, nal_units, receive_h264, sightline_json, s
 import scene1080
 from test_clips import video  # noqa: F401  (the comings-and-goings MJPEG video and its template, a fixture)
 
+# This module watches clips or the encoder they keep busy: its servers run with them, as by default.
+SERVER_CLIPS = True
+
 av = pytest.importorskip("av", reason="PyAV not installed (pip install av, Tests/requirements.txt)")
 np = pytest.importorskip("numpy")
 

@@ -14,6 +14,9 @@ import pytest
 
 from conftest import TOKEN, http_get
 
+# This module watches clips or the encoder they keep busy: its servers run with them, as by default.
+SERVER_CLIPS = True
+
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 DOCS = [README, *sorted((REPO / "docs").glob("*.md"))]

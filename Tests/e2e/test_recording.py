@@ -11,6 +11,9 @@ import pytest
 from clipfile import FFPROBE, ffprobe_stream, read_clip
 from conftest import http_get, metric
 
+# This module watches clips or the encoder they keep busy: its servers run with them, as by default.
+SERVER_CLIPS = True
+
 CONFIG = """record:
   enabled: true
   segmentSeconds: 5
