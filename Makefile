@@ -7,10 +7,11 @@ BIN := $(CURDIR)/.build/release/sightline
 PORT ?= 8080
 # pytest-xdist workers for the e2e and browser suites: twice the cores (most of a test's time is
 # waiting on a server, a browser or a clock), at most 8; TEST_JOBS=1 runs them one at a time.
-# The browser suite takes at most 3: each worker runs a Chromium, and on 2 cores a fourth made
-# the pages' own timing the test (6 failures in one run).
+# The browser suite takes one worker per core, at most 3: each worker runs a Chromium, and on 2
+# cores a third or fourth made the demo face's drawn roll go wrong (1 run in 3 at three workers;
+# an open defect under load, docs/testing.md).
 TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n * 2 > 8 ? 8 : n * 2 )))
-BROWSER_JOBS ?= $(shell n=$(TEST_JOBS); echo $$(( n > 3 ? 3 : n )))
+BROWSER_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n > 3 ? 3 : n )))
 
 .PHONY: setup setup-tests build build-tests demo test test-layers test-swift test-web test-e2e test-browser test-perf tsan bench loadtest fuzz models man docs install clean
 
