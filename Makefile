@@ -34,8 +34,11 @@ demo: setup build
 	$(BIN) serve --source demo --port $(PORT)
 
 ## Runs every test: Swift unit tests, web geometry tests, end-to-end and browser tests.
+## The Swift tests run beside the browser suite, which mostly waits on browsers and clocks
+## (each one's output is printed whole when it ends).
 test: setup-tests build-tests
-	$(MAKE) --no-print-directory test-layers test-swift test-web test-e2e test-browser
+	$(MAKE) --no-print-directory test-layers test-web test-e2e
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-swift test-browser
 
 ## Fails when a Swift file imports a layer its target must not (HTTP knows nothing of frames, ...).
 test-layers:

@@ -1,11 +1,13 @@
-"""A camera's own H.264 in the page (issue 39): a 720p25 file whose keyframes are 8 s
+"""A camera's own H.264 in the page (issue 39): a 640x360 25 fps file whose keyframes are 8 s
 apart (as cameras set them to save bits) is passed on as it is. A viewer who switches to
 H.264 between two keyframes must not wait for the camera's next one: the server starts it
 at the newest keyframe and sends the units since at once (a `catchUp` notice first), and
 the page decodes them past its usual queue limit. The time from the switch to the first
 painted H.264 picture, and capture-to-paint p50/p90 once caught up, are printed (pytest -s);
 the test asserts the mechanism (first picture long before the camera's next keyframe, every
-picture painted in order, no decoder error), not a time: shared machines are too noisy."""
+picture painted in order, no decoder error), not a time: shared machines are too noisy.
+The picture is small because the catch-up does not depend on its size (at 720p this test
+alone took 66 CPU seconds of make test); 1080p passed on is tested in Tests/e2e/test_passthrough.py."""
 import json
 import subprocess
 import tempfile
@@ -29,10 +31,10 @@ KEYINT = 200     # keyframes at frames 0 and 200: 8 s apart
 
 @pytest.fixture(scope="module")
 def sparse_keyframes_video():
-    path = Path(tempfile.mkdtemp(prefix="sightline-sparse-")) / "sparse720.mp4"
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=25",
+    path = Path(tempfile.mkdtemp(prefix="sightline-sparse-")) / "sparse360.mp4"
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
                     "-frames:v", str(LOOP), "-c:v", "libx264", "-preset", "veryfast", "-profile:v", "main", "-bf", "0",
-                    "-g", str(KEYINT), "-keyint_min", str(KEYINT), "-sc_threshold", "0", "-b:v", "2M",
+                    "-g", str(KEYINT), "-keyint_min", str(KEYINT), "-sc_threshold", "0", "-b:v", "800k",
                     "-pix_fmt", "yuv420p", str(path)], check=True, timeout=300)
     return path
 
@@ -89,7 +91,7 @@ def test_a_joiner_paints_at_once_on_a_camera_with_keyframes_8_s_apart(sparse_key
         log = record_paints(driver, min_with_box=0, min_seconds=0, min_paints=60, timeout=30)
         seqs = [e["seq"] for e in log if e["format"] == "h264"]
         assert len(seqs) >= 50 and seqs == sorted(set(seqs)), f"painted in order, each once: {seqs}"
-        print_latency("720p25 passed on, caught up", [e for e in log if e["format"] == "h264"])
+        print_latency("360p25 passed on, caught up", [e for e in log if e["format"] == "h264"])
         decoder = video_state(driver)["decoder"]
         assert decoder["decodeErrors"] == 0 and decoder["orphans"] == 0, decoder
         assert severe_console_entries(driver) == []

@@ -188,10 +188,10 @@ import SightlineHTTPTesting
         // lws arms its content timeout (here 1 s) after a request without a
         // body; the worker's answer takes longer and must still be written.
         let server = try Self.serve([Route(.get, "/api/slow", access: .viewer, .worker) { _ in
-            Thread.sleep(forTimeInterval: 3.5)
+            Thread.sleep(forTimeInterval: 2.5)
             return .text("slow answer")
         }, Route(.delete, "/api/slow", access: .admin, .worker) { _ in
-            Thread.sleep(forTimeInterval: 3.5)
+            Thread.sleep(forTimeInterval: 2.5)
             return .text("deleted")
         }]) { $0.requestTimeoutSeconds = 1 }
         defer { server.stop() }
