@@ -11,10 +11,12 @@ import Foundation
 /// points the backward pass does not bring back (a flat cheek, an occluder,
 /// the face leaving) are dropped, and the similarity is fitted by least
 /// squares twice, the second time without the points the first fit explains
-/// worst. Written here rather than taken from cv::estimateAffinePartial2D:
-/// that one samples at random (RANSAC, LMedS), and a tracker's output should
-/// be the same on the same frames; with a few dozen points that passed the
-/// forward-backward check, a trimmed fit is enough.
+/// worst; points that do not agree on that motion (most of them off it: an
+/// occluder moving across the face) give no motion. Written here rather
+/// than taken from cv::estimateAffinePartial2D: that one samples at random
+/// (RANSAC, LMedS), and a tracker's output should be the same on the same
+/// frames; with a few dozen points that passed the forward-backward check, a
+/// trimmed fit is enough.
 ///
 /// Thread ownership: the pipeline thread (FaceStage); it keeps point
 /// buffers between calls. Not Sendable.
@@ -34,6 +36,12 @@ package final class FaceFlow {
         /// not a face's motion (the points jumped to something else).
         var maxStepDegrees = 30.0
         var maxStepScale = 1.4
+        /// The points must agree on one motion: at least this share of those
+        /// that passed must land within `agreementPixels` (or `agreementShareOfSize`
+        /// of the face, if more) of where the fitted motion puts them.
+        var minAgreeingShare = 0.5
+        var agreementPixels = 1.0
+        var agreementShareOfSize = 0.01
     }
 
     /// One measured motion: maps a point of the first frame to where it is in
@@ -115,6 +123,18 @@ package final class FaceFlow {
         let cut = residuals.sorted()[max(options.minPoints, pairs.count * 3 / 4) - 1]
         let kept = zip(pairs, residuals).filter { $0.1 <= max(cut, 0.25) }.map(\.0)
         if kept.count >= options.minPoints, let refit = Self.similarity(kept) { fit = refit }
+        // Something moving across the face (a hand, the demo's template
+        // sliding and shrinking over its eyes) takes some of the points with
+        // it: two motions, and a fit of both is neither's. On the demo the
+        // fit turned the face by 5-14 degrees a frame where it turned 1-1.5,
+        // and its points landed 3-6 pixels from the fit where a face's own
+        // land within a fifth of a pixel; the tracker carried its roll that
+        // way (40-90 degrees off when passes were slow). Such a frame has no
+        // motion: the face is carried by its velocity and roll rate.
+        let tolerance = max(options.agreementPixels, options.agreementShareOfSize * size)
+        let agreeing = pairs.filter { fit.apply($0.0).distance(to: $0.1) <= tolerance }.count
+        guard agreeing >= options.minPoints, Double(agreeing) >= options.minAgreeingShare * Double(pairs.count)
+        else { return nil }
         let scale = (fit.a * fit.a + fit.d * fit.d).squareRoot()
         let degrees = atan2(fit.d, fit.a) * 180 / .pi
         guard abs(degrees) <= options.maxStepDegrees, scale <= options.maxStepScale,
