@@ -339,7 +339,10 @@ def test_source_selector_switches_between_two_files(tools_server, driver):
         assert frames_keep_coming(driver), f"frames stopped after switching to {spec}"
         WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: status_of(d) == "live")
         current = driver.find_element(By.CSS_SELECTOR, '#sources [data-role="current"]')
-        assert file_name in current.text or file_name in (current.get_attribute("title") or ""), current.text
+        # The card shows the source of the /api/state the page polled last (about once a second).
+        WebDriverWait(driver, UI_TIMEOUT_S).until(
+            lambda d: file_name in current.text or file_name in (current.get_attribute("title") or ""),
+            message=f"the sources card does not name {file_name}")
         assert Select(select_element).first_selected_option.get_attribute("value") == spec
         assert not switch.is_enabled(), "switching to the running source is not offered"
     assert severe_console_entries(driver) == []
