@@ -440,7 +440,11 @@ def test_faces_can_be_picked_named_and_forgotten(tools_server, driver):
 
     # Correct it to another name: the server learns that name too.
     other = "Amazing Grace"
-    driver.find_element(By.ID, "person-name").send_keys(other)
+    # The form is drawn again after the confirmation; type once its field takes input again.
+    field = WebDriverWait(driver, UI_TIMEOUT_S).until(
+        lambda d: (lambda f: f if f.is_displayed() and f.is_enabled() else None)(d.find_element(By.ID, "person-name")),
+        message="the name field is not shown (or not enabled) after the confirmation")
+    field.send_keys(other)
     before = notice(driver, "faces")
     driver.find_element(By.CSS_SELECTOR, '#faces [data-role="correct-face"]').click()
     kind, text = wait_for_new_notice(driver, "faces", before)
