@@ -24,6 +24,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 WHITE_MIN = 180  # every channel of the square, after H.264, is at least this
 NOT_WHITE_MAX = 150  # some channel of anything else (the background, cyan labels) is below this
 WAIT_S = 15
+PAUSED_WINDOW_S = 0.5  # how long a paused clip is watched for a picture that must not change
 
 # One synchronous script: the dataset and the pixels belong to the same paint.
 CANVAS_JS = r"""
@@ -178,7 +179,9 @@ def test_play_pause_and_play_to_the_end(page, clip_server):
     play.click()
     WebDriverWait(page, WAIT_S).until(lambda d: canvas(d)["data"]["playing"] == "false")
     paused_at = seq(page)
-    time.sleep(0.5)
+    # A window, not a wait: the picture must NOT move while paused, so the test watches it for
+    # PAUSED_WINDOW_S (15 frames of the clip's 30 fps) rather than for an event.
+    time.sleep(PAUSED_WINDOW_S)
     assert seq(page) == paused_at, "the picture moved while paused"
     assert play.get_attribute("aria-label") == "Play"
     assert_own_boxes(page, clip_server, paused_at)

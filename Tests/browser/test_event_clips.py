@@ -50,6 +50,7 @@ from browser_support import CHROMIUM, SightlineServer, server_binary, severe_con
 
 FPS = 30
 WAIT_S = 20
+PAUSED_WINDOW_S = 0.5  # how long a paused clip is watched for a picture that must not change
 EVENT_WAIT_S = 40
 # The whole-clip video: a loop of 5 blocks of 64 frames (2.1 s each) with the patch only in blocks
 # 1 and 2, so each loop makes one event of 4.3 s that ends, with 6.4 s without the patch between.
@@ -437,7 +438,9 @@ def test_a_clip_still_being_written_plays_each_frame_with_its_own_boxes(recordin
         seek(browser, 0)
         played = play_until(browser, stop_at=55)
         paused = canvas_data(browser)["clipIndex"]
-        time.sleep(0.5)
+        # A window, not a wait: the picture must NOT move while paused, so the test watches it
+        # for PAUSED_WINDOW_S (several frames of the clip) rather than for an event.
+        time.sleep(PAUSED_WINDOW_S)
         assert canvas_data(browser)["clipIndex"] == paused, "the picture moved while paused"
         paused_entry = browser.execute_script("return window.clipSnap()")
         assert_consecutive(played, 1, int(paused), "played to the pause")

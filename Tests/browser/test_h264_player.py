@@ -21,6 +21,7 @@ from browser_support import severe_console_entries
 
 MIN_PAINTS = 150
 MIN_AGREEMENT = 0.995
+BITRATE_WINDOW_S = 3.5  # the page's bitrate window (3 s) and a little
 
 
 # --- helpers shared with test_h264.py --------------------------------------------------
@@ -43,6 +44,20 @@ def wait_for_format(driver, fmt, timeout=20):
         lambda d: d.execute_script("const l = window.sightline && window.sightline.lastDrawn;"
                                    "return !!l && l.format === arguments[0]", fmt),
         message=f"no {fmt} frame painted within {timeout} s")
+
+
+def wait_for_boxed_paint(driver, fmt, timeout=30, after_presented=None):
+    """Waits until the picture last painted is `fmt` and carries a template box: the stream is past
+    its first keyframe and the template's first full search. With `after_presented`, also until the
+    MSE player has presented more pictures than that (a new stream's, after a reconnect)."""
+    WebDriverWait(driver, timeout).until(
+        lambda d: d.execute_script(
+            "const l = window.sightline && window.sightline.lastDrawn;"
+            "const v = window.sightline && window.sightline.video.decoder;"
+            "return !!l && l.format === arguments[0]"
+            " && l.detections.some((x) => x.kind === 'template')"
+            " && (arguments[1] === null || (!!v && v.presented > arguments[1]))", fmt, after_presented),
+        message=f"no {fmt} picture painted with a template box within {timeout} s")
 
 
 def record_paints(driver, min_with_box=MIN_PAINTS, timeout=40, min_seconds=3.0, min_paints=0):
@@ -168,10 +183,15 @@ def test_decode_errors_and_lost_messages_never_paint_a_broken_or_unpaired_frame(
     faults = {"corrupt": {45}, "no_binary": {75}, "wrong_size": {105}, "orphan": {135}}
     server = fake_server(faults=faults)
     open_fake(page, server)
-    wait_for_format(page, "h264")
+    # Recording starts before the first paint: on a loaded machine the first H.264 picture can come
+    # later than the first fault (frame 45, 1.5 s in), whose paints would then be missing from the log.
     start_recording(page)
+    wait_for_format(page, "h264")
     WebDriverWait(page, 30).until(lambda d: len(server.sent[-1]) > 230)
-    time.sleep(0.5)
+    # The page has painted what was sent by then (the last faults are long before it).
+    last_sent = server.sent[-1][230][0]
+    WebDriverWait(page, 30).until(lambda d: max((e["seq"] for e in paint_log(d)), default=0) >= last_sent,
+                                  message=f"seq {last_sent} (the 231st frame sent) not painted")
     log = paint_log(page)
     sent = server.sent[-1]
     painted = {e["seq"] for e in log}
@@ -224,7 +244,9 @@ def test_bitrate_mode_and_server_video_metrics_are_shown(fake_server, page):
     server = fake_server()
     open_fake(page, server)
     wait_for_format(page, "h264")
-    time.sleep(3.5)  # a full bitrate window
+    # A measurement window, not a wait: the page's meter averages over BITRATE_WINDOW_MS (3 s in
+    # web/video.js), and the bitrate compared below is its reading over a full window.
+    time.sleep(BITRATE_WINDOW_S)
     client = lambda key: page.find_element(By.CSS_SELECTOR, f'[data-client="{key}"]').text
     assert client("mode") == "H.264 640×480"
     bitrate = client("bitrate")

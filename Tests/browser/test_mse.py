@@ -23,12 +23,15 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 import frame_code
 from test_h264 import OTHER_NAME, driver, frame_code_files, open_fresh, print_latency, servers  # noqa: F401 (fixtures)
-from test_h264_player import (assert_frame_code_agrees, frame_code_agreement, record_paints, video_state,
-                              wait_for_format)
+from browser_support import status_of
+from test_h264_player import (BITRATE_WINDOW_S, assert_frame_code_agrees, frame_code_agreement, record_paints,
+                              video_state, wait_for_boxed_paint, wait_for_format)
 from test_page import severe_console_entries
 
 ALLOWED = f"access: {{allowedHosts: [\"{OTHER_NAME}\"]}}\n"
 PLAYING_MSE = "Playing H.264 through Media Source Extensions"
+FROZEN_S = 2.0          # how long the page is kept frozen while the server keeps sending
+HIDDEN_SAMPLES = 8      # seconds of the hidden page sampled, once a second
 
 
 def frame_code_server(servers, frame_code_files):
@@ -36,8 +39,9 @@ def frame_code_server(servers, frame_code_files):
     return servers(source=f"file:{video}?pace=native", extra_args=["--template", f"{patch}=code"], config=ALLOWED)
 
 
-def bits_per_second(driver, seconds=4.0):
-    """The page's own meter (JSON and binary messages) after `seconds` more of the stream."""
+def bits_per_second(driver, seconds=BITRATE_WINDOW_S):
+    """The page's own meter (JSON and binary messages) after `seconds` more of the stream: a
+    measurement window (the meter's own is 3 s), not a wait for an event."""
     time.sleep(seconds)
     return driver.execute_script("return window.sightline.video.bitsPerSecond")
 
@@ -55,7 +59,7 @@ def test_plain_http_plays_h264_through_mse_with_each_pictures_own_boxes(servers,
     assert note.is_displayed() and PLAYING_MSE in note.text, note.text
     assert driver.find_element(By.ID, "video-mse").is_selected()
     assert not driver.find_element(By.ID, "video-h264").is_enabled()
-    time.sleep(1.0)  # past the first keyframe and the template's first full search
+    wait_for_boxed_paint(driver, "mse")  # past the first keyframe and the template's first full search
     log = record_paints(driver, min_with_box=frame_code.PERIOD * 3, timeout=60, min_seconds=6)
     assert {e["format"] for e in log} == {"mse"}
     with_box = sum(1 for e in log if e["templates"])
@@ -89,10 +93,10 @@ def test_bits_and_latency_against_jpeg_and_webcodecs(servers, driver, frame_code
                              ("WebCodecs", f"{server.url}/?video=h264", "h264")):
         driver.get(url)
         wait_for_format(driver, mode, timeout=30)
-        time.sleep(1.0)
+        wait_for_boxed_paint(driver, mode)
         log = [e for e in record_paints(driver, min_with_box=0, min_seconds=5) if e["format"] == mode]
         assert len(log) >= 50, f"{label}: only {len(log)} frames painted in 5 s"
-        bps = bits_per_second(driver, 3.5)
+        bps = bits_per_second(driver)
         span = (log[-1]["paintedAt"] - log[0]["paintedAt"]) / 1000
         figures[label] = bps
         print(f"\n{label}: {bps / 1e6:.2f} Mbit/s received, {len(log) / span:.1f} fps painted")
@@ -110,7 +114,7 @@ def test_a_busy_page_and_a_server_restart_recover_without_a_reload_and_hidden_ke
     server = frame_code_server(servers, frame_code_files)
     open_fresh(driver, f"http://{OTHER_NAME}:{server.port}")
     wait_for_format(driver, "mse", timeout=30)
-    time.sleep(1.0)  # past the first keyframe and the template's first full search
+    wait_for_boxed_paint(driver, "mse")  # past the first keyframe and the template's first full search
     driver.execute_script("window.__notReloaded = true")
 
     def decoder():
@@ -136,12 +140,13 @@ def test_a_busy_page_and_a_server_restart_recover_without_a_reload_and_hidden_ke
     assert severe_console_entries(driver) == []
     inits = decoder()["inits"]
     server.stop()
-    time.sleep(1.0)
+    WebDriverWait(driver, 10).until(lambda d: status_of(d) == "reconnecting",
+                                    message="the page did not see the server go")
     server.start()
     WebDriverWait(driver, 30).until(lambda d: decoder()["inits"] > inits,
                                     message="no new init segment after the server came back")
     wait_for_format(driver, "mse", timeout=30)
-    time.sleep(1.0)
+    wait_for_boxed_paint(driver, "mse", after_presented=decoder()["presented"])
     assert_plays_exactly("after a server restart")
     assert driver.execute_script("return window.__notReloaded === true")
     # While the server was down the browser logged its refused reconnects; nothing else.
@@ -149,12 +154,15 @@ def test_a_busy_page_and_a_server_restart_recover_without_a_reload_and_hidden_ke
               if "ERR_CONNECTION_REFUSED" not in e["message"] and "WebSocket connection" not in e["message"]]
     assert others == []
 
+    # Windows, not waits: the page is frozen for FROZEN_S (the stimulus: messages pile up), then
+    # its fragments and buffer are sampled once a second for HIDDEN_SAMPLES s, to show the
+    # buffer does not grow (something that must not happen, so a time, not an event, bounds it).
     driver.execute_cdp_cmd("Page.setWebLifecycleState", {"state": "frozen"})
-    time.sleep(2.0)
+    time.sleep(FROZEN_S)
     driver.execute_cdp_cmd("Page.setWebLifecycleState", {"state": "active"})
     assert driver.execute_script("return document.hidden") is True
     spans = []
-    for _ in range(8):
+    for _ in range(HIDDEN_SAMPLES):
         time.sleep(1.0)
         spans.append(driver.execute_script(
             "const b = document.getElementById('mse-video').buffered;"

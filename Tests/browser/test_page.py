@@ -138,8 +138,15 @@ def value_at(state, path):
 def test_metrics_agree_with_api_state(server_url, driver):
     open_page(driver, server_url, 1280, 720)
     direct = [get_json(server_url + "/api/state")]
-    for _ in range(10):  # the page polls about once a second; sample the server meanwhile
-        time.sleep(0.25)
+    # The page polls about once a second; sample the server meanwhile, until the page shows a
+    # state it fetched after the first direct read and its chart holds two polls' samples.
+    page_caught_up = ("const s = window.sightline.state, c = window.sightline.chart;"
+                      "return !!s && s.uptimeSeconds > arguments[0]"
+                      " && c.samples.filter((x) => !x.gap).length >= 2")
+    deadline = time.monotonic() + 20
+    while not driver.execute_script(page_caught_up, direct[0]["uptimeSeconds"]):
+        assert time.monotonic() < deadline, "the page showed no state fetched after the first direct read in 20 s"
+        time.sleep(0.25)  # poll interval; each turn is also one more direct read
         direct.append(get_json(server_url + "/api/state"))
     panel = driver.execute_script(PANEL_JS)
     direct.append(get_json(server_url + "/api/state"))

@@ -201,9 +201,9 @@ def frames_keep_coming(driver, seconds=1.5, minimum=3):
     start = seq_of(driver)
     seen = {start}
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    while len(seen) - 1 < minimum and time.monotonic() < deadline:
+        time.sleep(0.05)  # poll interval: done as soon as `minimum` new frames were drawn
         seen.add(seq_of(driver))
-        time.sleep(0.05)
     return len(seen) - 1 >= minimum
 
 
@@ -339,7 +339,10 @@ def test_source_selector_switches_between_two_files(tools_server, driver):
         assert frames_keep_coming(driver), f"frames stopped after switching to {spec}"
         WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: status_of(d) == "live")
         current = driver.find_element(By.CSS_SELECTOR, '#sources [data-role="current"]')
-        assert file_name in current.text or file_name in (current.get_attribute("title") or ""), current.text
+        # The card shows the source of the /api/state the page polled last (about once a second).
+        WebDriverWait(driver, UI_TIMEOUT_S).until(
+            lambda d: file_name in current.text or file_name in (current.get_attribute("title") or ""),
+            message=f"the sources card does not name {file_name}")
         assert Select(select_element).first_selected_option.get_attribute("value") == spec
         assert not switch.is_enabled(), "switching to the running source is not offered"
     assert severe_console_entries(driver) == []
@@ -415,6 +418,8 @@ def test_faces_can_be_picked_named_and_forgotten(tools_server, driver):
         kind, text = wait_for_notice(driver, "faces")
         if kind == "ok" or "409" not in text or time.monotonic() > deadline:
             break
+        # Poll interval of a bounded retry: whether the server holds a frontal crop of the face
+        # yet is seen nowhere but in this request's answer, so the request itself is the probe.
         time.sleep(1)
     assert kind == "ok", text
     status, people = request(server.url + "/api/people")
@@ -435,7 +440,11 @@ def test_faces_can_be_picked_named_and_forgotten(tools_server, driver):
 
     # Correct it to another name: the server learns that name too.
     other = "Amazing Grace"
-    driver.find_element(By.ID, "person-name").send_keys(other)
+    # The form is drawn again after the confirmation; type once its field takes input again.
+    field = WebDriverWait(driver, UI_TIMEOUT_S).until(
+        lambda d: (lambda f: f if f.is_displayed() and f.is_enabled() else None)(d.find_element(By.ID, "person-name")),
+        message="the name field is not shown (or not enabled) after the confirmation")
+    field.send_keys(other)
     before = notice(driver, "faces")
     driver.find_element(By.CSS_SELECTOR, '#faces [data-role="correct-face"]').click()
     kind, text = wait_for_new_notice(driver, "faces", before)

@@ -64,6 +64,40 @@ def wait_until(check, timeout: float = 15.0, interval: float = 0.1, what: str = 
         time.sleep(interval)
 
 
+def accept_queue(port: int) -> int | None:
+    """Connections on 127.0.0.1:`port` that the kernel completed but the server has not yet
+    accepted (the listening socket's rx_queue in /proc/net/tcp); None if nothing listens there."""
+    try:
+        lines = open("/proc/net/tcp").read().splitlines()[1:]
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split()
+        if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":  # 0A = LISTEN
+            return int(fields[4].split(":")[1], 16)
+    return None
+
+
+def wait_accepted(port: int, timeout: float = 10.0) -> None:
+    """Waits until the server has accepted every connection made to it so far (its listening
+    socket's accept queue is empty), e.g. before a test relies on it counting them."""
+    wait_until(lambda: accept_queue(port) == 0, timeout=timeout, interval=0.02,
+               what=f"the server accepting every connection queued on port {port}")
+
+
+def stream_window(server, seconds: float, timeout: float = 30.0) -> dict:
+    """A window measured in the stream, not the wall clock: waits until the server has processed
+    `seconds` worth of frames more (at its source's fps) and returns that /api/state. For a test
+    that shows something does NOT happen while the stream goes on (a loaded machine slows the
+    stream, and a wall-clock window would then see less of it)."""
+    start = server.state()
+    fps = start.get("source", {}).get("fps") or 30
+    frames = max(1, round(seconds * fps))
+    begun = start["frames"]["processed"]
+    return server.wait_state(lambda s: s["frames"]["processed"] >= begun + frames, timeout=timeout,
+                             what=f"{frames} frames more processed ({seconds} s of the stream at {fps} fps)")
+
+
 def free_port() -> int:
     """A currently free TCP port on the loopback interface."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:

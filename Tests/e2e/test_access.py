@@ -162,7 +162,7 @@ def test_a_revoked_token_stops_working_and_its_stream_is_closed(sightline, tmp_p
 
 def test_no_signal_answers(sightline):
     server = sightline(source="v4l2:/dev/video-none")
-    time.sleep(0.5)
+    server.wait_state(lambda s: s["source"]["state"] == "noSignal", what="the missing device's source in noSignal")
     status, _, data = http_get(server.port, "/snapshot.jpg")
     assert status == 503 and json.loads(data)["error"], data
     assert http_get(server.port, "/healthz")[0] == 503

@@ -9,7 +9,7 @@ import json
 import socket
 import time
 
-from conftest import HOST, TOKEN, http_get
+from conftest import HOST, TOKEN, http_get, wait_accepted
 
 IDLE = 1000
 
@@ -95,7 +95,7 @@ def test_idle_connections_from_one_address_do_not_lock_out_others(sightline):
                 idle.append(from_address("127.0.0.1", server.port, timeout=0.5))
             except OSError:
                 idle.append(None)
-        time.sleep(0.3)
+        wait_accepted(server.port)  # the server has taken in every idle connection that was made
         # A viewer from another address: connected within a second, then frames.
         start = time.monotonic()
         sock = from_address("127.0.0.2", server.port)

@@ -256,10 +256,17 @@ def test_perf_a_viewer_on_a_slow_link_keeps_clean_pictures_at_12_fps(sightline, 
 
 def test_a_stalled_h264_viewer_slows_neither_jpeg_viewers_nor_the_pipeline(sightline):
     server = sightline()
+    begun = state(server)["frames"]["processed"]
     stalled = ws_handshake_raw(server.port, "/ws?video=h264", rcvbuf=4096)
     try:
-        time.sleep(2)  # its socket fills
-        before = state(server)
+        # Its socket fills: the server has sent it something and then fallen 30 frames behind
+        # the pipeline with it (the viewer's own frame count in /api/state stops).
+        def behind(current):
+            viewers = current["video"].get("h264Viewers") or []
+            return (len(viewers) == 1 and viewers[0]["bytes"] > 0
+                    and current["frames"]["processed"] - begun - viewers[0]["frames"] >= 30)
+
+        before = wait_state(server, behind, "the stalled H.264 viewer 30 frames behind (its socket full)")
         with ws_connect(server.port, "/ws") as jpeg, ws_connect(server.port, "/ws?video=h264") as h264:
             started = time.monotonic()
             jpeg_frames, h264_log = 0, H264Log()

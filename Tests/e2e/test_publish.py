@@ -73,8 +73,10 @@ def test_rtmp_readers_of_the_relay_get_every_frame_with_its_own_boxes(sightline,
     try:
         video, patch = frame_code_video
         server = sightline("--template", f"{patch}=code", "--publish", relay.url(), source=f"file:{video}?pace=native")
-        wait_for(lambda: publishing(server), 15, "the publisher publishing")
-        time.sleep(1.0)
+        # The relay has the stream's start (its keyframe and headers) before a reader joins: a
+        # second of frames (30) sent to it, by the publisher's own count.
+        wait_for(lambda: (publishing(server) or {}).get("frames", 0) >= 30, 15,
+                 "the publisher publishing, 30 frames sent to the relay")
         container = av.open(relay.url(), timeout=10)
         stream = container.streams.video[0]
         boxes_by_pts, codes_by_pts = {}, {}

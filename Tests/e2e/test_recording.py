@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from clipfile import FFPROBE, ffprobe_stream, read_clip
+from clipfile import FFPROBE, ffprobe_stream, read_clip, whole_fragment_samples
 from conftest import http_get, metric
 
 # This module watches clips or the encoder they keep busy: its servers run with them, as by default.
@@ -121,9 +121,13 @@ def test_a_segment_cut_by_kill_9_is_kept_measured_and_served_after_a_restart(sig
         return name if current and current["duration"] < 1.5 else None
 
     current = wait_for(young_segment, 40, "a finished segment and a young one being written")
-    time.sleep(2.0)  # fragments of the current segment reach the disk (one a second at least)
-    server.kill()
     path = data_dir / "recordings" / current
+    # Fragments of the current segment reach the disk: wait for one more whole fragment in the
+    # file than it held when found (so the cut comes in a segment that has some).
+    held = len(whole_fragment_samples(path.read_bytes())[0]) if path.exists() else 0
+    wait_for(lambda: path.exists() and len(whole_fragment_samples(path.read_bytes())[0]) > held, 20,
+             f"a whole fragment more of {current} on disk (it held {held})")
+    server.kill()
     stream, _ = ffprobe_stream(path)
     packets = stream["nb_read_packets"]
     assert packets > 0, "the cut segment plays to its last fragment"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HOST, TOKEN, free_port
+from conftest import HOST, TOKEN, free_port, wait_accepted
 from test_readme_examples import doc_text
 
 NGINX = "/usr/sbin/nginx"
@@ -186,7 +186,7 @@ def test_a_connection_refused_for_too_many_unfinished_ones_gets_a_503(sightline)
     try:
         for _ in range(16):
             idle.append(socket.create_connection((HOST, server.port), timeout=5))
-        time.sleep(0.3)
+        wait_accepted(server.port)  # the server has taken in (and counted) all 16
         with socket.create_connection((HOST, server.port), timeout=5) as s:
             try:
                 s.sendall(f"GET /api/state HTTP/1.1\r\nHost: {HOST}:{server.port}\r\n\r\n".encode())

@@ -22,7 +22,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageStat
 
 from conftest import (DEFAULT_TEST_DATA, REPO, FrameLog, best_detection, check_frame_pairs, iou,
-                      receive_frames, server_binary)
+                      receive_frames, server_binary, wait_until)
 from h264 import nal_units, sightline_json
 from rtsp_server import RtspServer, access_units, require_gst
 from scenes import jpeg_bytes, textured_background, write_mjpeg_avi
@@ -262,8 +262,11 @@ def test_rtsp_server_gone_is_no_signal_then_back_is_frames(sightline, scene, tmp
         print(f"RTSP server {outage}: noSignal after {gone:.2f} s ({state['source']})")
         assert state["source"]["detail"], "noSignal without a reason"
         assert rtsp.url.split("/cam")[0] in state["source"]["spec"], state["source"]
-        # Still down a while: reopening fails and the state stays noSignal.
-        time.sleep(3)
+        # Still down a while: reopening fails and the state stays noSignal. Each failed open
+        # logs "no signal" once; wait for one more than when noSignal was first seen.
+        failures = server.stderr_path.read_bytes().count(b"no signal")
+        wait_until(lambda: server.stderr_path.read_bytes().count(b"no signal") > failures,
+                   timeout=NO_SIGNAL_BOUND_S, what="a failed attempt to reopen the RTSP source (logged)")
         assert server.state()["source"]["state"] == "noSignal"
         server.assert_alive()
 

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from conftest import FrameLog, best_detection, check_frame_pairs, decode_jpeg, iou, receive_frames
+from conftest import FrameLog, best_detection, check_frame_pairs, decode_jpeg, iou, receive_frames, stream_window
 
 MIN_PAIRS = 60
 MIN_IOU = 0.5
@@ -17,14 +17,16 @@ MAX_MOTION = 6.0         # mean absolute grey difference allowed between snapsho
 
 
 def grab_snapshots(server, count=3, spacing=0.8, timeout=20.0):
-    """`count` decoded /snapshot.jpg images, `spacing` s apart (503 until the first frame)."""
+    """`count` decoded /snapshot.jpg images, `spacing` s of the video apart (counted in frames
+    the server processed; 503 until the first frame)."""
     images = []
     deadline = time.monotonic() + timeout
     while len(images) < count and time.monotonic() < deadline:
         status, headers, body = server.get("/snapshot.jpg", timeout=5.0)
         if status == 200:
             images.append(decode_jpeg(body))
-            time.sleep(spacing)
+            if len(images) < count:
+                stream_window(server, spacing, timeout=max(1.0, deadline - time.monotonic()))
         else:
             assert status == 503, f"/snapshot.jpg -> {status} (expected 200, or 503 before the first frame)"
             time.sleep(0.2)
