@@ -7,13 +7,12 @@ BIN := $(CURDIR)/.build/release/sightline
 PORT ?= 8080
 # pytest-xdist workers for the e2e and browser suites: twice the cores (most of a test's time is
 # waiting on a server, a browser or a clock), at most 8; TEST_JOBS=1 runs them one at a time.
-# The browser suite takes one worker per core, at most 3: each worker runs a Chromium, and on 2
-# cores a third or fourth made the demo face's drawn roll go wrong (1 run in 3 at three workers;
-# an open defect under load, docs/testing.md).
+# The browser suite takes 3 workers (each runs a Chromium; most of a browser test's time is
+# waiting on frames and clocks), or one per core where there are fewer than 2.
 TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n * 2 > 8 ? 8 : n * 2 )))
-BROWSER_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n > 3 ? 3 : n )))
+BROWSER_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 2 ? 1 : 3 )))
 
-.PHONY: setup setup-tests build build-tests demo test test-layers test-swift test-web test-e2e test-browser test-perf tsan bench loadtest fuzz models man docs install clean
+.PHONY: setup setup-tests build build-tests demo test test-layers test-swift test-swift-idle test-web test-e2e test-browser test-perf tsan bench loadtest fuzz models man docs install clean
 
 ## What the server builds with (make demo); setup-tests adds what the tests talk to (make test).
 setup:
@@ -34,11 +33,13 @@ demo: setup build
 	$(BIN) serve --source demo --port $(PORT)
 
 ## Runs every test: Swift unit tests, web geometry tests, end-to-end and browser tests.
-## The Swift tests run beside the browser suite, which mostly waits on browsers and clocks
-## (each one's output is printed whole when it ends).
+## The Swift tests run beside the e2e suite at the lowest priority (nice 19): they take the CPU
+## time the e2e servers leave idle and slow them by almost nothing (each output is printed whole
+## when it ends). Beside the browser suite at normal priority they made both slower.
 test: setup-tests build-tests
-	$(MAKE) --no-print-directory test-layers test-web test-e2e
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-swift test-browser
+	$(MAKE) --no-print-directory test-layers test-web
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-swift-idle test-e2e
+	$(MAKE) --no-print-directory test-browser
 
 ## Fails when a Swift file imports a layer its target must not (HTTP knows nothing of frames, ...).
 test-layers:
@@ -46,6 +47,9 @@ test-layers:
 
 test-swift: build-tests
 	swift test $(SWIFT_FLAGS) --skip-build
+
+test-swift-idle: build-tests
+	nice -n 19 swift test $(SWIFT_FLAGS) --skip-build
 
 test-web:
 	node --test Tests/web/

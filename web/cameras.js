@@ -138,8 +138,9 @@ class CameraTile {
     this.stream.expectFrames = camera.state === 'live';
   }
 
-  /** Stream while seen, close the socket while not. */
+  /** Stream while seen, close the socket while not (and while held). */
   setStreaming(on) {
+    if (this.held) on = false;
     if (on === this.streaming) return;
     this.streaming = on;
     this.element.dataset.streaming = String(on);
@@ -161,6 +162,12 @@ class CameraTile {
     data.height = String(drawn.picture.height);
     data.detections = String(drawn.detections.length);
     data.frames = String(this.painted);
+  }
+
+  /** Held: no socket whatever is seen (the camera is being removed). */
+  hold(on) {
+    this.held = on;
+    if (on) this.setStreaming(false);
   }
 
   dispose() {
@@ -250,10 +257,16 @@ export class CamerasPanel {
   /** Admin: removes camera `name` (after asking), then reads the list again. */
   async remove(name) {
     if (!window.confirm(`Remove camera “${name}”? Its viewers are disconnected; its events and recordings stay on the server.`)) return;
+    // The removal closes this tile's socket: hold it first, or it reconnects to a camera that is
+    // gone (a 404) before the list is read again.
+    const tile = this.tiles.get(name);
+    tile?.hold(true);
     try {
       await apiRequest(`${CAMERAS_PATH}/${pathName(name)}`, { method: 'DELETE', action: `Removing camera “${name}”` });
       this.adminNotice.ok(`Removed camera “${name}”.`);
     } catch (error) {
+      tile?.hold(false);
+      this.#applyVisibility();
       this.adminNotice.error(error);
     }
     await this.refresh();

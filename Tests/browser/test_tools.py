@@ -26,6 +26,7 @@ pytest.importorskip("selenium", reason="selenium not installed; pip install sele
 Image = pytest.importorskip("PIL.Image", reason="Pillow not installed; pip install pillow")
 from PIL import ImageStat  # noqa: E402
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
@@ -407,7 +408,9 @@ def test_faces_can_be_picked_named_and_forgotten(tools_server, driver):
         lambda d: d.execute_script("return window.sightline.selectedFaceId") is None)
 
     # Pick it again from the keyboard-reachable list, name it with Enter.
-    driver.find_element(By.CSS_SELECTOR, f'#faces [data-face-id="{face_id}"]').click()
+    # The list is drawn again as detections come: find and click in one step, again if it was redrawn between.
+    WebDriverWait(driver, UI_TIMEOUT_S, ignored_exceptions=[StaleElementReferenceException]).until(
+        lambda d: d.find_element(By.CSS_SELECTOR, f'#faces [data-face-id="{face_id}"]').click() or True)
     name = "Grace Hopper"
     field = driver.find_element(By.ID, "person-name")
     deadline = time.monotonic() + UI_TIMEOUT_S
