@@ -59,15 +59,20 @@ export class SourcesPanel {
 
   #render(currentSpec) {
     const keep = this.select.value;
-    const options = this.offered.map((source) => {
-      const option = document.createElement('option');
-      option.value = source.spec;
-      option.textContent = sourceLabel(source);
-      option.title = source.spec;
-      return option;
-    });
-    this.select.replaceChildren(...options);
-    this.select.disabled = options.length === 0;
+    // Replace the options only when the list changed: a refresh that finds the same sources
+    // must not close a list the viewer has open (or swap the elements under a script).
+    const wanted = this.offered.map((source) => [source.spec, sourceLabel(source)]);
+    const shown = [...this.select.options].map((option) => [option.value, option.textContent]);
+    if (JSON.stringify(wanted) !== JSON.stringify(shown)) {
+      this.select.replaceChildren(...this.offered.map((source) => {
+        const option = document.createElement('option');
+        option.value = source.spec;
+        option.textContent = sourceLabel(source);
+        option.title = source.spec;
+        return option;
+      }));
+      this.select.disabled = this.offered.length === 0;
+    }
     const userChoice = keep && keep !== this.currentSpec && this.offered.some((s) => s.spec === keep);
     this.#setCurrent(currentSpec);
     if (userChoice) this.select.value = keep;

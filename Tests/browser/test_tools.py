@@ -208,6 +208,13 @@ def frames_keep_coming(driver, seconds=1.5, minimum=3):
     return len(seen) - 1 >= minimum
 
 
+def drawn_face(driver):
+    """The first tracked face box in the frame the page drew last, or None."""
+    return driver.execute_script(
+        "const d = window.sightline.lastDrawn;"
+        "return d ? d.rects.find((r) => r.kind === 'face' && r.id !== undefined) || null : null;")
+
+
 def click_canvas_at(driver, x_px, y_px):
     """A real mouse click at canvas backing-store pixel (x, y)."""
     bounds = driver.execute_script(
@@ -318,7 +325,8 @@ def test_source_selector_switches_between_two_files(tools_server, driver):
     enter_token(driver, TEST_TOKEN)
     select_element = driver.find_element(By.ID, "source-select")
     WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: len(Select(select_element).options) >= 2)
-    values = [o.get_attribute("value") for o in Select(select_element).options]
+    # Read in one step: the page may replace the options between two WebDriver calls.
+    values = driver.execute_script("return [...arguments[0].options].map((o) => o.value)", select_element)
     assert still in values and video in values, values
     switch = driver.find_element(By.CSS_SELECTOR, '#sources [data-role="switch"]')
 
@@ -379,9 +387,7 @@ def test_faces_can_be_picked_named_and_forgotten(tools_server, driver):
     deadline = time.monotonic() + FACE_WAIT_S
     face = None
     while time.monotonic() < deadline and face is None:
-        face = driver.execute_script(
-            "const d = window.sightline.lastDrawn;"
-            "return d ? d.rects.find((r) => r.kind === 'face' && r.id !== undefined) || null : null;")
+        face = drawn_face(driver)
         time.sleep(0.2)
     if face is None:
         pytest.skip("the face stage is not live in this server: no 'face' detections with an id on "
@@ -398,9 +404,7 @@ def test_faces_can_be_picked_named_and_forgotten(tools_server, driver):
     deadline = time.monotonic() + UI_TIMEOUT_S
     while driver.execute_script("return window.sightline.selectedFaceId") is None:
         assert time.monotonic() < deadline, f"clicking the drawn face box never selected it: {face}"
-        face = driver.execute_script(
-            "const d = window.sightline.lastDrawn;"
-            "return d ? d.rects.find((r) => r.kind === 'face' && r.id !== undefined) || null : null;") or face
+        face = drawn_face(driver) or face
         click_canvas_at(driver, face["x"] + face["w"] / 2, face["y"] + face["h"] / 2)
         try:
             WebDriverWait(driver, 2).until(
