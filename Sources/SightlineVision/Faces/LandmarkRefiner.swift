@@ -5,10 +5,9 @@ import Foundation
 /// (turned by its first-pass roll), runs YuNet on it, and maps the face found
 /// nearest the crop's centre back to the frame. On the small faces of the
 /// test photos this takes the median roll error from about 6° to about 2°,
-/// and 17 of 18 faces within 8° (a start at the first-pass roll, and the
-/// other starting turns only when that one does not settle; up to three
-/// passes each, each pass two 320x320 forward passes: costly, so live
-/// pipelines pace it).
+/// and 17 of 18 faces within 8° (three starting turns, up to three passes
+/// each, each pass two 320x320 forward passes: costly, so live pipelines
+/// may turn it off or cap the faces).
 ///
 /// Belongs to the thread of its detector (shares its network; see FaceDetector).
 final class LandmarkRefiner {
@@ -50,23 +49,9 @@ final class LandmarkRefiner {
     /// `startRoll`, when given, replaces the first-pass roll as the place to
     /// start: the roll its track already had, which is usually within the
     /// upright tolerance of the answer, so one pass settles it.
-    ///
-    /// The first-pass start that ends with its crops reading the face upright
-    /// (within `uprightTolerance` of their turn) settles it, and the other
-    /// starts are not run: the face in those crops was upright, so the turn
-    /// was its roll, and a first-pass roll that is off shows as a face that
-    /// stays tilted there. That is most faces: on the shared photos and on
-    /// 77 turned photos of our own, the other starts ran on half as many
-    /// forward passes for the same rolls (within 2.2° of the three starts',
-    /// median 0.2°; the shared photos' median error 1.9° against 2.3°).
     func refine(_ face: FaceObservation, in frame: ImageBuffer, startRoll: Double? = nil) throws -> FaceObservation {
         let firstRoll = startRoll ?? FaceGeometry.withPose(face).roll ?? 0
-        var results: [(face: FaceObservation, score: Double, upright: Bool)] = []
-        for offset in startOffsets {
-            guard let result = try follow(face, from: firstRoll + offset, in: frame) else { continue }
-            results.append(result)
-            if offset == 0 && result.upright { break }
-        }
+        let results = try startOffsets.compactMap { try follow(face, from: firstRoll + $0, in: frame) }
         guard let best = results.max(by: { $0.score < $1.score }) else { return face }
         // Starts that ended near the best one read the same face: their
         // score-weighted mean is steadier than any one reading.
@@ -145,23 +130,21 @@ final class LandmarkRefiner {
     var startOffsets = defaultStartOffsets
 
     /// Passes from one starting roll until the crop face is upright; the
-    /// last reading, the mean score of its crops, and whether its crops
-    /// ended reading the face upright.
+    /// last reading and the mean score of its crops.
     private func follow(_ face: FaceObservation, from roll: Double, in frame: ImageBuffer) throws
-        -> (face: FaceObservation, score: Double, upright: Bool)? {
+        -> (face: FaceObservation, score: Double)? {
         var current = face
         var turn = roll
-        var last: (face: FaceObservation, score: Double, upright: Bool)?
+        var last: (face: FaceObservation, score: Double)?
         for _ in 0..<maxPasses {
             let crops = try contextFactors.compactMap {
                 try refineOnce(current, context: $0, in: frame, roll: turn, side: cropSize)
             }
             guard let next = Self.average(crops) else { break }
-            let after = FaceGeometry.withPose(next).roll ?? 0
-            let upright = abs(FaceGeometry.normalizedDegrees(after - turn)) < Self.uprightTolerance
-            last = (next, crops.map(\.score).reduce(0, +) / Double(crops.count), upright)
+            last = (next, crops.map(\.score).reduce(0, +) / Double(crops.count))
             current = next
-            if upright { break }
+            let after = FaceGeometry.withPose(next).roll ?? 0
+            if abs(FaceGeometry.normalizedDegrees(after - turn)) < Self.uprightTolerance { break }
             turn = after
         }
         return last

@@ -26,8 +26,7 @@ public final class YuNetDetector: FaceDetector {
         /// degrees. Too slow for every live frame, so off by default.
         public var refineLandmarks = false
         /// Where the second pass starts, around the first-pass roll (degrees):
-        /// more starts escape a wrong first reading, each costs up to six passes
-        /// (the others run only when the first, at 0, does not settle).
+        /// more starts escape a wrong first reading, each costs up to six passes.
         public var refineStartOffsets: [Double] = [0]
         /// Live pacing of the second pass: a face that a tracked face (hint)
         /// overlaps is refined with one crop turned by the tracked roll (one
