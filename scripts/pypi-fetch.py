@@ -68,7 +68,7 @@ def fetch(index, project, filename, dest):
 
 def main(argv):
     if len(argv) < 3 or any(":" not in a for a in argv[2:]):
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        print("usage: " + __doc__.strip().splitlines()[3].strip(), file=sys.stderr)
         return 2
     dest = argv[1]
     os.makedirs(dest, exist_ok=True)
