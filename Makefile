@@ -43,8 +43,10 @@ test: setup-tests build-tests
 test-layers:
 	python3 scripts/check-layers.py
 
+## Three test processes at once (scripts/run-swift-tests.sh says why); `swift test $(SWIFT_FLAGS)
+## --skip-build` runs the same tests in one.
 test-swift: build-tests
-	swift test $(SWIFT_FLAGS) --skip-build
+	bash scripts/run-swift-tests.sh
 
 test-web:
 	node --test Tests/web/
