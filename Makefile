@@ -54,10 +54,10 @@ test-web:
 test-e2e:
 	SIGHTLINE_BIN=$(BIN) python3 -m pytest -q -n $(TEST_JOBS) --dist loadfile --durations=20 Tests/e2e
 
-## The page plays H.264 where the browser can (Chromium on 127.0.0.1 can); its main tests run again on JPEG.
+## The page plays H.264 where the browser can (Chromium on 127.0.0.1 can); its main tests run
+## again on JPEG (Tests/browser/test_page_jpeg.py) beside the others.
 test-browser:
 	SIGHTLINE_BIN=$(BIN) python3 -m pytest -q -n $(BROWSER_JOBS) --dist loadfile --durations=10 Tests/browser
-	SIGHTLINE_TEST_VIDEO=jpeg SIGHTLINE_BIN=$(BIN) python3 -m pytest -q Tests/browser/test_page.py
 
 ## Rates and timings asserted on throttled links (pytest -m perf; not part of make test: on a
 ## shared machine they say as much about its other work as about the server).

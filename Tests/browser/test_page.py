@@ -4,6 +4,7 @@ Run:  pip install pytest selenium ;  python -m pytest Tests/browser -v
 The fixtures are in Tests/conftest.py and browser_support.py (environment variables described there).
 The names below from browser_support stay importable from this module for older test files.
 """
+import os
 import time
 
 import pytest
@@ -231,18 +232,21 @@ def wait_for_metrics_panel(driver, timeout=15):
 
 
 def test_screenshots(server_url, driver, artifacts_dir):
+    # The JPEG run (test_page_jpeg.py) may run at the same time: its pictures get names of their own.
+    video = os.environ.get("SIGHTLINE_TEST_VIDEO")
+    suffix = f"-{video}" if video else ""
     open_page(driver, server_url, 1280, 720)
     driver.find_element(By.TAG_NAME, "body").send_keys("l")  # show landmarks too
     snapshot_with_template(driver)
     wait_for_metrics_panel(driver)
-    assert driver.save_screenshot(str(artifacts_dir / "page.png"))
+    assert driver.save_screenshot(str(artifacts_dir / f"page{suffix}.png"))
     # A tall window shows the tool cards (source, templates, faces, access) below the metrics.
     open_page(driver, server_url, 1280, 1700)
     wait_for_metrics_panel(driver)
-    assert driver.save_screenshot(str(artifacts_dir / "page-tall.png"))
+    assert driver.save_screenshot(str(artifacts_dir / f"page-tall{suffix}.png"))
     open_page(driver, server_url, 390, 844)
     wait_for_metrics_panel(driver)
-    assert driver.save_screenshot(str(artifacts_dir / "page-phone.png"))
+    assert driver.save_screenshot(str(artifacts_dir / f"page-phone{suffix}.png"))
     # At phone width nothing overflows sideways.
     assert driver.execute_script("return document.documentElement.scrollWidth") <= 390
 
