@@ -2,9 +2,8 @@
 SIGHTLINE_TEST_VIDEO=jpeg asks for any test), beside the rest of the suite: the page plays H.264
 where the browser can (Chromium on 127.0.0.1 can), and JPEG stays what a viewer may choose and
 what an old browser gets."""
-import time
-
 import pytest
+from selenium.webdriver.support.ui import WebDriverWait
 
 from test_page import *  # noqa: F401,F403  (the tests, collected here a second time, and their helpers)
 
@@ -15,10 +14,16 @@ def jpeg_video(monkeypatch):
 
 
 def test_the_page_paints_jpeg_when_asked_for_it(server_url, driver):
-    """What makes this file's run a JPEG run: the page paints JPEG frames, none in H.264."""
+    """What makes this file's run a JPEG run: 20 frames painted in a row are JPEG, none H.264."""
     open_page(driver, server_url, 1280, 720)
-    formats = set()
-    for _ in range(20):  # 20 paints read, a poll apart: frames keep coming, and each says its format
-        formats.add(driver.execute_script("return window.sightline.lastDrawn.format"))
-        time.sleep(0.05)  # poll interval
-    assert formats == {"jpeg"}, formats
+    painted = {}
+
+    def twenty_painted(d):
+        last = d.execute_script("const l = window.sightline.lastDrawn; return l ? [l.seq, l.format] : null")
+        if last:
+            painted[last[0]] = last[1]
+        return len(painted) >= 20
+
+    WebDriverWait(driver, FRAME_TIMEOUT_S, poll_frequency=0.02).until(
+        twenty_painted, message=f"fewer than 20 frames painted: {painted}")
+    assert set(painted.values()) == {"jpeg"}, painted
