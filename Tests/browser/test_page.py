@@ -14,12 +14,15 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
+# The fixtures (server_url, driver, make_server, artifacts_dir, ...) come from Tests/conftest.py and
+# are not imported here: a fixture imported into a module is defined again there, so this module had
+# a session-scoped demo server of its own, streaming until the worker's last test.
 from browser_support import (  # noqa: E402,F401  (re-exported: older test files import them from here)
     ARTIFACTS, BACKGROUND_RGB, CHROMEDRIVER, CHROMIUM, COLOR_TOLERANCE, EDGE_TOLERANCE_PX, FRAME_TIMEOUT_S, MIN_IOU,
     READY_TIMEOUT_S, REPO, SNAPSHOT_JS, STOP_TIMEOUT_S, TEMPLATE_RGB, TEST_TOKEN, WEB_ROOT, SightlineServer,
-    _new_driver, artifacts_dir, box_to_canvas, browser, chromium, coloured_positions, driver, fit_contain, free_port,
-    get_json, iou, is_color, make_server, nearest, new_chromium, open_page, server_binary, server_url,
-    severe_console_entries, snapshot_on_truth, snapshot_with_template, status_of, wait_for_frame)
+    _new_driver, box_to_canvas, coloured_positions, fit_contain, free_port, get_json, iou, is_color, nearest,
+    new_chromium, open_page, server_binary, severe_console_entries, snapshot_on_truth, snapshot_with_template,
+    status_of, wait_for_frame)
 
 
 def test_page_loads_without_console_errors(server_url, driver):

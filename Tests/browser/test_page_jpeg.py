@@ -5,7 +5,11 @@ what an old browser gets."""
 import pytest
 from selenium.webdriver.support.ui import WebDriverWait
 
-from test_page import *  # noqa: F401,F403  (the tests, collected here a second time, and their helpers)
+from browser_support import FRAME_TIMEOUT_S, open_page
+# The tests, collected here a second time (only tests: the fixtures come from Tests/conftest.py).
+from test_page import (  # noqa: F401
+    test_keyboard_toggles, test_metrics_agree_with_api_state, test_page_loads_without_console_errors,
+    test_reconnects_after_server_restart, test_screenshots, test_template_box_drawn_on_ground_truth)
 
 
 @pytest.fixture(autouse=True)
