@@ -167,9 +167,11 @@ def _new_driver():
 # --- fixtures (Tests/conftest.py makes them every test's) ---------------------------
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def server_url():
-    """Base URL of a running demo server (started here unless SIGHTLINE_URL is set)."""
+    """Base URL of a running demo server (started here unless SIGHTLINE_URL is set), one per test
+    module: a demo server analyses its 30 fps whether watched or not, so one kept for the session
+    took CPU from every later module on that worker."""
     external = os.environ.get("SIGHTLINE_URL")
     if external:
         yield external.rstrip("/")
