@@ -8,7 +8,7 @@ PORT ?= 8080
 # pytest-xdist workers for the e2e and browser suites: twice the cores (most of a test's time is
 # waiting on a server, a browser or a clock), at most 8; TEST_JOBS=1 runs them one at a time.
 # The browser suite takes one worker per core, at most 3 (each runs a Chromium): on 2 cores a
-# third was no faster (187 s against 181) and loaded the machine more.
+# third was no faster (175 s against 169) and loaded the machine more.
 TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n * 2 > 8 ? 8 : n * 2 )))
 BROWSER_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n > 3 ? 3 : n )))
 

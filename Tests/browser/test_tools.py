@@ -216,6 +216,11 @@ def drawn_face(driver):
         "return d ? d.rects.find((r) => r.kind === 'face' && r.id !== undefined) || null : null;")
 
 
+def selected_face_id(driver):
+    """The id of the face the page has selected, or None."""
+    return driver.execute_script("return window.sightline.selectedFaceId")
+
+
 def click_canvas_at(driver, x_px, y_px):
     """A real mouse click at canvas backing-store pixel (x, y)."""
     bounds = driver.execute_script(
@@ -403,16 +408,16 @@ def test_faces_can_be_picked_named_and_forgotten(tools_server, driver):
     # The box is read again before each click: on a loaded machine the track can be replaced (a new
     # box and id) between the read and the click, which then lands where no face is drawn (a CI run).
     deadline = time.monotonic() + UI_TIMEOUT_S
-    while driver.execute_script("return window.sightline.selectedFaceId") is None:
+    while selected_face_id(driver) is None:
         assert time.monotonic() < deadline, f"clicking the drawn face box never selected it: {face}"
         face = drawn_face(driver) or face
         click_canvas_at(driver, face["x"] + face["w"] / 2, face["y"] + face["h"] / 2)
         try:
             WebDriverWait(driver, 2).until(
-                lambda d: d.execute_script("return window.sightline.selectedFaceId") is not None)
+                lambda d: selected_face_id(d) is not None)
         except TimeoutException:
             pass
-    face_id = driver.execute_script("return window.sightline.selectedFaceId")
+    face_id = selected_face_id(driver)
     assert driver.find_element(By.CSS_SELECTOR, '#faces [data-role="face-form"]').is_displayed()
     WebDriverWait(driver, UI_TIMEOUT_S).until(lambda d: d.execute_script(
         "return window.sightline.lastDrawn.rects.some((r) => r.kind === 'face' && r.id === arguments[0] && r.selected)",
@@ -420,7 +425,7 @@ def test_faces_can_be_picked_named_and_forgotten(tools_server, driver):
     # Clicking far from any face deselects.
     click_canvas_at(driver, 2, 2)
     WebDriverWait(driver, UI_TIMEOUT_S).until(
-        lambda d: d.execute_script("return window.sightline.selectedFaceId") is None)
+        lambda d: selected_face_id(d) is None)
 
     # Pick it again from the keyboard-reachable list, name it with Enter.
     # The list is drawn again as detections come: find and click in one step, again if it was redrawn between.
