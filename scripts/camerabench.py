@@ -342,6 +342,8 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, data) at the end")
     ap.add_argument("--wait-idle", type=float, default=0, metavar="SECONDS",
                     help="first wait (at most this long) for the machine to be idle: others' builds skew figures")
+    ap.add_argument("--config-yaml", default="", metavar="YAML",
+                    help="more of the config file, as YAML lines (for example 'faces: {fineEverySeconds: 3}')")
     ap.add_argument("serve_args", nargs="*", help="more `sightline serve` flags, after --")
     args = ap.parse_args()
     args.seconds = min(max(args.seconds, 1), MAX_SECONDS)
@@ -390,6 +392,8 @@ def main() -> int:
         else:
             config.write_text("cameras:\n" + "".join(f"  cam{i}:\n    source: {{spec: \"{url}\"}}\n"
                                                     for i, url in enumerate(urls)))
+        if args.config_yaml:
+            config.write_text(config.read_text() + args.config_yaml.strip() + "\n")
         port = free_port()
         command = [args.bin, "serve", "--config", str(config), "--host", "127.0.0.1", "--port", str(port),
                    "--data-dir", str(work / "data"), "--web-root", str(REPO / "web"),

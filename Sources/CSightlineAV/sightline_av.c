@@ -883,6 +883,59 @@ int sl_av_reader_convert(sl_av_reader *r, uint8_t *dst, int stride, sl_av_error 
     return bgr_scale(&r->bgr.sws, r->frame, SWS_BICUBIC, dst, stride, err);
 }
 
+struct sl_av_frame {
+    AVFrame *frame;
+};
+
+sl_av_frame *sl_av_reader_ref_kept(sl_av_reader *r) {
+    if (!r->kept) return NULL;
+    sl_av_frame *f = calloc(1, sizeof *f);
+    if (!f) return NULL;
+    if (!(f->frame = av_frame_clone(r->frame))) {
+        free(f);
+        return NULL;
+    }
+    return f;
+}
+
+int sl_av_frame_width(const sl_av_frame *f) { return f->frame->width; }
+int sl_av_frame_height(const sl_av_frame *f) { return f->frame->height; }
+
+void sl_av_frame_free(sl_av_frame *f) {
+    if (!f) return;
+    av_frame_free(&f->frame);
+    free(f);
+}
+
+struct sl_av_scaler {
+    struct SwsContext *sws;
+};
+
+sl_av_scaler *sl_av_scaler_new(void) { return calloc(1, sizeof(sl_av_scaler)); }
+
+void sl_av_scaler_free(sl_av_scaler *s) {
+    if (!s) return;
+    sws_freeContext(s->sws);
+    free(s);
+}
+
+int sl_av_scaler_convert(sl_av_scaler *s, const sl_av_frame *f, uint8_t *dst, int stride, int width, int height,
+                         sl_av_error *err) {
+    clear(err);
+    const AVFrame *frame = f->frame;
+    if (width < 1 || height < 1 || stride < width * 3) return fail(err, AVERROR(EINVAL), "output size");
+    int same = width == frame->width && height == frame->height;
+    // At the same size the flags OpenCV's reader used (libswscale then takes
+    // its unscaled converters whatever the filter); smaller, the area filter.
+    s->sws = sws_getCachedContext(s->sws, frame->width, frame->height, frame->format, width, height,
+                                  AV_PIX_FMT_BGR24, same ? SWS_BICUBIC : SWS_AREA, NULL, NULL, NULL);
+    if (!s->sws) return fail(err, -1, "sws_getCachedContext failed for the picture's pixel format");
+    uint8_t *planes[4] = {dst, NULL, NULL, NULL};
+    int strides[4] = {stride, 0, 0, 0};
+    sws_scale(s->sws, (const uint8_t *const *)frame->data, frame->linesize, 0, frame->height, planes, strides);
+    return 0;
+}
+
 // Decodes the next picture into r->frame, kept there until the next read,
 // and converts it into `out` unless out is NULL (sl_av_reader_convert then).
 static int read_next(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_unit *unit, sl_av_error *err) {

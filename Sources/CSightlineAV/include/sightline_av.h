@@ -228,6 +228,33 @@ int sl_av_reader_read_unit_kept(sl_av_reader *r, int *got, int *width, int *heig
 // (width x height of that picture, BGR24, `stride` bytes a row).
 int sl_av_reader_convert(sl_av_reader *r, uint8_t *dst, int stride, sl_av_error *err);
 
+// A decoded picture held as the decoder gave it (YUV, a reference to the
+// decoder's buffer, no copy), converted to BGR only when and at the size it
+// is asked for. Immutable: any thread may convert it, each with its own
+// scaler.
+typedef struct sl_av_frame sl_av_frame;
+
+// A new reference to the picture the last sl_av_reader_read_unit_kept kept
+// (NULL: none is kept, or no memory). Free it with sl_av_frame_free.
+sl_av_frame *sl_av_reader_ref_kept(sl_av_reader *r);
+int sl_av_frame_width(const sl_av_frame *f);
+int sl_av_frame_height(const sl_av_frame *f);
+void sl_av_frame_free(sl_av_frame *f);
+
+// libswscale's context for one conversion at a time (one thread), remade
+// only when the picture's size or format or the output size changes.
+typedef struct sl_av_scaler sl_av_scaler;
+sl_av_scaler *sl_av_scaler_new(void);
+void sl_av_scaler_free(sl_av_scaler *s);
+
+// Writes `f` into `dst` in BGR24 at width x height (`stride` bytes a row):
+// at the picture's own size through libswscale's unscaled converters, at a
+// smaller one in the same pass with its area filter (each output pixel the
+// mean of the source pixels it covers), so a detection-size copy of a 4K
+// picture never passes through a full-size BGR one.
+int sl_av_scaler_convert(sl_av_scaler *s, const sl_av_frame *f, uint8_t *dst, int stride, int width, int height,
+                         sl_av_error *err);
+
 // Seeks back to the start and empties the decoder, so the next read gives
 // the first picture again. 0, or the error when the input cannot seek (then
 // close it and open it again).

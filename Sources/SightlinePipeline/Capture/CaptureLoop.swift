@@ -157,7 +157,7 @@ public final class CaptureLoop: @unchecked Sendable {
             }
             let captured = try source.nextImage()
             let frame = Frame(seq: nextSeq, capturedAt: clock.wallSeconds(),
-                              capturedNanos: clock.nanos(), image: captured.image,
+                              capturedNanos: clock.nanos(), picture: captured.picture,
                               groundTruth: captured.groundTruth, sourceUnit: captured.sourceUnit)
             nextSeq += 1
             stats.frameCaptured()

@@ -38,12 +38,17 @@ public struct GroundTruthBox: Sendable, Equatable, Codable {
 
 /// One image as a source produced it, before the capture loop numbers it.
 public struct CapturedImage: Sendable {
-    public var image: ImageBuffer
+    /// The picture; its BGR pixels may be made only when asked for (`FramePicture`).
+    public var picture: FramePicture
+    public var image: ImageBuffer { picture.image }
     public var groundTruth: [GroundTruthBox]
     /// The picture as the source encoded it, when it can be passed on (see `SourceUnit`).
     public var sourceUnit: SourceUnit?
     public init(image: ImageBuffer, groundTruth: [GroundTruthBox] = [], sourceUnit: SourceUnit? = nil) {
-        self.image = image
+        self.init(picture: FramePicture(image), groundTruth: groundTruth, sourceUnit: sourceUnit)
+    }
+    public init(picture: FramePicture, groundTruth: [GroundTruthBox] = [], sourceUnit: SourceUnit? = nil) {
+        self.picture = picture
         self.groundTruth = groundTruth
         self.sourceUnit = sourceUnit
     }

@@ -101,7 +101,11 @@ public final class VideoCaptureSource: FrameSource {
             throw SourceError.cannotOpen("\(uri): \(error)")
         }
         pending = first
-        return SourceFormat(width: first.image.width, height: first.image.height, fps: fps,
+        // The first picture is converted now, so a format libswscale cannot
+        // convert is refused here rather than later (the others are converted
+        // only when asked for, see `FramePicture`).
+        _ = first.image
+        return SourceFormat(width: first.picture.width, height: first.picture.height, fps: fps,
                             pixelFormat: opened.info.codec, passedOn: passedOn)
     }
 
@@ -136,7 +140,7 @@ public final class VideoCaptureSource: FrameSource {
             throw SourceError.vanished("\(error)")
         }
         guard let picture else { throw SourceError.endOfStream }
-        return CapturedImage(image: picture.image, sourceUnit: try unit(of: picture, reader: reader))
+        return CapturedImage(picture: picture.picture, sourceUnit: try unit(of: picture, reader: reader))
     }
 
     /// The unit to pass on beside `picture`, when this session passes one on.

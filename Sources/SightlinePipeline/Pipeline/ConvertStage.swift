@@ -13,7 +13,7 @@ public final class ConvertStage: PipelineStage {
     }
 
     public func process(_ context: inout FrameContext) throws {
-        context.image = try analysisSize.analysed(context.frame.image)
+        context.image = try analysisSize.analysed(context.frame.picture)
         context.gray = try ImageOps.gray(context.image)
     }
 }

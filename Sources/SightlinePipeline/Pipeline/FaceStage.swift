@@ -65,6 +65,11 @@ public final class FaceStage: PipelineStage {
     /// stays found and tracked where its 23 pixels on the 640 copy would be
     /// lost between fine passes. Haar scans the frame it is given, so it gets the copy.
     private let passesReadFullFrame: Bool
+    /// The most a full-frame pass reads on the long side: a 4K frame is read
+    /// at 1920x1080, where a face of 40 pixels (80 at 4K) still gives its crop
+    /// enough to read, and the pass costs what it does at 1080p (made straight
+    /// from the decoded picture, on the detecting thread).
+    static let fullFrameLongSide = 1920
 
     /// `faceUse` says how the sinks use faces now (the most any asks, `FrameSink.faceUse`:
     /// a viewer, a relay, a broker, a face followed for an event); it is asked
@@ -161,11 +166,15 @@ public final class FaceStage: PipelineStage {
             // wherever only an event follows them (nobody sees them live).
             let settled = lastPassSettled && !tracked.isEmpty && (crowd || use == .following)
             let interval = policy.interval(mode, settled: settled)
-            let full = passesReadFullFrame && image !== frame.image
-            let toFull = Double(frame.image.width) / Double(image.width)
+            let full = passesReadFullFrame && image.width != frame.width
+            // The size the pass reads: the frame's, at most `Self.fullFrameLongSide`.
+            let read = AnalysisSize(longSide: Self.fullFrameLongSide).scaled(width: frame.width, height: frame.height)
+                ?? (frame.width, frame.height)
+            let toFull = Double(read.width) / Double(image.width)
             let hints = newPicture ? [] : tracked.map { full ? $0.observation.scaled(by: toFull) : $0.observation }
             if settling || frame.capturedAt - lastDueAt >= interval * 0.95,
-               worker.offer(full ? frame.image : image, gray: full ? nil : gray, capturedAt: frame.capturedAt,
+               worker.offer(full ? .picture(frame.picture, longSide: Self.fullFrameLongSide) : .image(image),
+                            gray: full ? nil : gray, capturedAt: frame.capturedAt,
                             hints: hints, fine: fine ? finePassesOnPicture : nil,
                             analysed: full ? .init(image: image, gray: gray) : nil) {
                 probe.keepAsReference()

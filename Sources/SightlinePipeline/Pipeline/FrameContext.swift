@@ -11,8 +11,14 @@ import SightlineSupport
 /// tracker's, a matcher's) never leave the stages.
 public struct FrameContext: Sendable {
     public let frame: Frame
-    /// The picture the stages analyse: `frame.image`, or its copy at the detection size.
-    public var image: ImageBuffer
+    /// The picture the stages analyse: `frame.image`, or its copy at the
+    /// detection size (set by the convert stage; until then the full frame,
+    /// whose BGR pixels are made only when this is first read).
+    public var image: ImageBuffer {
+        get { analysed ?? frame.image }
+        set { analysed = newValue }
+    }
+    private var analysed: ImageBuffer?
     /// The analysed picture in gray (of `image`), made once by the convert stage.
     public var gray: ImageBuffer?
     public var detections: [Detection] = []
@@ -21,11 +27,10 @@ public struct FrameContext: Sendable {
 
     public init(frame: Frame) {
         self.frame = frame
-        image = frame.image
     }
 
     /// `image`'s width over the frame's: 1 when the frame is analysed as it is.
-    public var analysisScale: Double { Double(image.width) / Double(max(1, frame.image.width)) }
+    public var analysisScale: Double { Double(analysed?.width ?? frame.width) / Double(max(1, frame.width)) }
 }
 
 /// One step of the pipeline. A stage belongs to the thread that runs its

@@ -51,10 +51,12 @@ public struct JPEGSizeRule: Sendable, Equatable {
 /// thread when a viewer takes JPEG, the HTTP worker for a snapshot, the
 /// events thread), holding that size's encode lock so a second caller waits
 /// for the first one's JPEG instead of making its own. The pixels are
-/// read-only (`ProcessedFrame.image`).
+/// read-only (`ProcessedFrame.image`). A picture whose BGR pixels are made
+/// on demand (`FramePicture`) is converted only here, when a JPEG is made:
+/// a smaller JPEG straight at its size, the full one at full size.
 public final class FrameJPEG: Sendable {
     /// The frame's pixels (nil: the JPEGs were given, not made here).
-    private let image: ImageBuffer?
+    private let picture: FramePicture?
     /// A JPEG given whole (an MJPEG source's, or one made before): every size's.
     private let given: Data?
     /// The JPEG is an MJPEG source's own, passed on as it is.
@@ -69,9 +71,15 @@ public final class FrameJPEG: Sendable {
     private let encodingFull = Locked(())
 
     /// A frame's JPEGs to be made from `image` at `quality` (an MJPEG `source` unit: its JPEG, made by the source).
-    public init(image: ImageBuffer, source: SourceUnit? = nil, quality: Int = 80, rule: JPEGSizeRule = JPEGSizeRule(),
+    public convenience init(image: ImageBuffer, source: SourceUnit? = nil, quality: Int = 80,
+                            rule: JPEGSizeRule = JPEGSizeRule(), encoded: (@Sendable (Double) -> Void)? = nil) {
+        self.init(picture: FramePicture(image), source: source, quality: quality, rule: rule, encoded: encoded)
+    }
+
+    /// A frame's JPEGs to be made from `picture` (its pixels converted when a JPEG is first made).
+    public init(picture: FramePicture, source: SourceUnit? = nil, quality: Int = 80, rule: JPEGSizeRule = JPEGSizeRule(),
                 encoded: (@Sendable (Double) -> Void)? = nil) {
-        self.image = image
+        self.picture = picture
         given = source?.codec == .mjpeg ? source?.data : nil
         fromSource = given != nil
         self.quality = quality
@@ -81,7 +89,7 @@ public final class FrameJPEG: Sendable {
 
     /// A JPEG made already, every size's (tests; an event's snapshot kept without the pixels).
     public init(encoded jpeg: Data) {
-        image = nil
+        picture = nil
         given = jpeg
         fromSource = false
         quality = 80
@@ -92,14 +100,15 @@ public final class FrameJPEG: Sendable {
     /// The JPEG that serves `size`: the full one when the frame is no wider
     /// than the rule's limit or its JPEG comes from the source.
     public func key(_ size: JPEGSize) -> JPEGSize {
-        guard given == nil, size == .stream, let image else { return .full }
-        return rule.scaled(width: image.width, height: image.height) == nil ? .full : .stream
+        guard given == nil, size == .stream, let picture else { return .full }
+        return rule.scaled(width: picture.width, height: picture.height) == nil ? .full : .stream
     }
 
     /// The pixel size of `size`'s JPEG.
     public func dimensions(_ size: JPEGSize) -> (width: Int, height: Int)? {
-        guard let image, given == nil else { return nil }
-        return key(size) == .full ? (image.width, image.height) : rule.scaled(width: image.width, height: image.height)
+        guard let picture, given == nil else { return nil }
+        return key(size) == .full ? (picture.width, picture.height)
+            : rule.scaled(width: picture.width, height: picture.height)
     }
 
     /// `make` on JPEGs that were given, at a size they were not given at (never: every size is the given one).
@@ -108,7 +117,7 @@ public final class FrameJPEG: Sendable {
     }
 
     /// Whether these JPEGs still hold the frame's pixels (they can be made at another size).
-    public var holdsPixels: Bool { image != nil }
+    public var holdsPixels: Bool { picture != nil }
 
     /// Any thread, never encodes: `size`'s JPEG if it was made (or comes from the source).
     public func made(_ size: JPEGSize) -> Data? {
@@ -121,12 +130,12 @@ public final class FrameJPEG: Sendable {
     /// `encoder`, or one made for this call), else the one made.
     public func make(_ size: JPEGSize, encoder: JPEGEncoder? = nil) throws -> Data {
         if let done = made(size) { return done }
-        guard let image else { throw NoPixels() }
+        guard let picture else { throw NoPixels() }
         let key = key(size)
         let encode = { [self] () throws -> Data in
             if let done = made.withLock({ $0[key] }) { return done }
             let start = MonotonicClock.nanos()
-            let pixels = try key == .full ? image : Self.shrunk(image, rule: rule)
+            let pixels = try key == .full ? picture.image : Self.shrunk(picture, rule: rule)
             let jpeg = try (encoder ?? JPEGEncoder(quality: quality)).encode(pixels)
             made.withLock { $0[key] = jpeg }
             encoded?(Double(MonotonicClock.nanos() - start) / 1e9)
@@ -138,17 +147,19 @@ public final class FrameJPEG: Sendable {
         }
     }
 
-    /// The picture at the rule's size: halved by area (each pixel the mean of
-    /// the 2x2 it covers: OpenCV's fast path) while still at least twice as
-    /// wide, then brought to the size by linear interpolation (less than 2x,
-    /// where its two taps cover every source pixel).
+    /// The picture at the rule's size: straight from the decoded picture when
+    /// its BGR pixels are not made yet, else scaled down from them
+    /// (`ImageOps.scaledDown`).
+    static func shrunk(_ picture: FramePicture, rule: JPEGSizeRule) throws -> ImageBuffer {
+        if let size = rule.scaled(width: picture.width, height: picture.height),
+           let copy = try picture.scaledFromSource(width: size.width, height: size.height) {
+            return copy
+        }
+        return try shrunk(picture.image, rule: rule)
+    }
+
     static func shrunk(_ image: ImageBuffer, rule: JPEGSizeRule) throws -> ImageBuffer {
         guard let size = rule.scaled(width: image.width, height: image.height) else { return image }
-        var current = image
-        while current.width >= 2 * size.width && current.height >= 2 * size.height {
-            current = try ImageOps.resized(current, width: current.width / 2, height: current.height / 2, interpolation: .area)
-        }
-        if current.width == size.width && current.height == size.height { return current }
-        return try ImageOps.resized(current, width: size.width, height: size.height, interpolation: .linear)
+        return try ImageOps.scaledDown(image, width: size.width, height: size.height)
     }
 }

@@ -136,7 +136,7 @@ public final class Pipeline: @unchecked Sendable {
         }
         for (name, seconds) in context.stageSeconds { stats.stage(name, seconds: seconds) }
         let stats = stats
-        let jpeg = FrameJPEG(image: frame.image, source: frame.sourceUnit, quality: encoder.quality, rule: options.jpegSize,
+        let jpeg = FrameJPEG(picture: frame.picture, source: frame.sourceUnit, quality: encoder.quality, rule: options.jpegSize,
                              encoded: { stats.stage(.encode, seconds: $0) })
         let wanted = jpegSizes ?? sinks.reduce(into: Set<JPEGSize>()) { $0.formUnion($1.wantedJPEG) }
         if !wanted.isEmpty, !jpeg.fromSource {
@@ -145,8 +145,8 @@ public final class Pipeline: @unchecked Sendable {
             context.stageSeconds[.encode] = Double(clock.nanos() - encodeStart) / 1e9
         }
         return ProcessedFrame(seq: frame.seq, capturedAt: frame.capturedAt, capturedNanos: frame.capturedNanos,
-                              width: frame.image.width, height: frame.image.height, jpeg: jpeg,
-                              image: frame.image, detections: context.detections, groundTruth: frame.groundTruth,
+                              width: frame.width, height: frame.height, jpeg: jpeg,
+                              picture: frame.picture, detections: context.detections, groundTruth: frame.groundTruth,
                               stageSeconds: context.stageSeconds, sourceUnit: frame.sourceUnit)
     }
 }

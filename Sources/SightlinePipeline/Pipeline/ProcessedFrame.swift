@@ -21,8 +21,10 @@ public struct ProcessedFrame: Sendable {
     /// The frame's BGR pixels, read-only from here on: every source makes a
     /// new buffer for every frame and no stage writes into it, so a sink on
     /// another thread may read it for as long as it holds the frame. Nil
-    /// where a frame was made without them (tests).
-    public let image: ImageBuffer?
+    /// where a frame was made without them (tests). A camera's passed-on
+    /// frames make them only when this is first read (`FramePicture`).
+    public var image: ImageBuffer? { picture?.image }
+    public let picture: FramePicture?
     public let detections: [Detection]
     /// In pixels, as the source reported it (the demo scene knows it).
     public let groundTruth: [GroundTruthBox]
@@ -34,6 +36,14 @@ public struct ProcessedFrame: Sendable {
     public init(seq: UInt64, capturedAt: Double, capturedNanos: UInt64, width: Int, height: Int, jpeg: FrameJPEG,
                 image: ImageBuffer? = nil, detections: [Detection], groundTruth: [GroundTruthBox] = [],
                 stageSeconds: [StageName: Double] = [:], sourceUnit: SourceUnit? = nil) {
+        self.init(seq: seq, capturedAt: capturedAt, capturedNanos: capturedNanos, width: width, height: height,
+                  jpeg: jpeg, picture: image.map(FramePicture.init), detections: detections, groundTruth: groundTruth,
+                  stageSeconds: stageSeconds, sourceUnit: sourceUnit)
+    }
+
+    public init(seq: UInt64, capturedAt: Double, capturedNanos: UInt64, width: Int, height: Int, jpeg: FrameJPEG,
+                picture: FramePicture?, detections: [Detection], groundTruth: [GroundTruthBox] = [],
+                stageSeconds: [StageName: Double] = [:], sourceUnit: SourceUnit? = nil) {
         self.sourceUnit = sourceUnit
         self.seq = seq
         self.capturedAt = capturedAt
@@ -41,7 +51,7 @@ public struct ProcessedFrame: Sendable {
         self.width = width
         self.height = height
         self.jpeg = jpeg
-        self.image = image
+        self.picture = picture
         self.detections = detections
         self.groundTruth = groundTruth
         self.stageSeconds = stageSeconds

@@ -31,8 +31,8 @@ public final class TemplateStage: PipelineStage {
         var templates = library.all
         guard !templates.isEmpty else { return }
         let gray = try context.gray ?? ImageOps.gray(context.image)
-        if context.image.width != context.frame.image.width {
-            templates = try scale(templates, from: context.frame.image.width, to: context.image.width)
+        if context.image.width != context.frame.width {
+            templates = try scale(templates, from: context.frame.width, to: context.image.width)
         } else if !scaled.isEmpty {
             scaled = [:]
         }

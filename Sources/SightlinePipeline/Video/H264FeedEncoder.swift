@@ -66,7 +66,8 @@ final class H264FeedEncoder: FrameConsumer {
 
 
     func consume(_ frame: ProcessedFrame) {
-        guard let image = frame.image else { return }
+        // The pixels are converted only for a rendition that is encoded (`FramePicture`).
+        guard let picture = frame.picture else { return }
         var sei: Data?
         var published = false
         let passedOn = relay?.isActive ?? false
@@ -115,7 +116,7 @@ final class H264FeedEncoder: FrameConsumer {
             }
             do {
                 if sei == nil { sei = try SEIBoxes.nalUnit(for: SEIBoxes.Payload(frame: frame)) }
-                try encode(frame, image: image, sei: sei!, rendition: rendition, lane: &lane)
+                try encode(frame, picture: picture, sei: sei!, rendition: rendition, lane: &lane)
                 published = true
             } catch {
                 stats.encodeFailed(rendition)
@@ -132,9 +133,9 @@ final class H264FeedEncoder: FrameConsumer {
         if published { wake() }
     }
 
-    private func encode(_ frame: ProcessedFrame, image: ImageBuffer, sei: Data, rendition: VideoRendition,
+    private func encode(_ frame: ProcessedFrame, picture source: FramePicture, sei: Data, rendition: VideoRendition,
                         lane: inout Lane) throws {
-        let size = pictureSize(rendition, width: image.width, height: image.height)
+        let size = pictureSize(rendition, width: source.width, height: source.height)
         var fresh = false
         if let encoder = lane.encoder, encoder.frameWidth != size.width || encoder.frameHeight != size.height {
             lane.encoder = nil
@@ -149,8 +150,11 @@ final class H264FeedEncoder: FrameConsumer {
         let now = clock.nanos()
         let force = lane.keyframePending
             && Double(now &- lane.lastForcedNanos) >= settings.forcedKeyframeGapSeconds * 1e9
-        let picture = size.width == image.width && size.height == image.height
-            ? image : try ImageOps.resized(image, width: size.width, height: size.height)
+        // A smaller rendition (`low`) of a picture still in its decoded form is
+        // converted straight at its size.
+        let picture = size.width == source.width && size.height == source.height ? source.image
+            : try source.scaledFromSource(width: size.width, height: size.height)
+                ?? ImageOps.resized(source.image, width: size.width, height: size.height)
         let start = MonotonicClock.nanos()
         let encoded = try lane.encoder!.encode(picture, forceKeyframe: force && !fresh)
         let unit = try VideoAccessUnit(encoded: encoded, seq: frame.seq, sei: sei)
@@ -205,7 +209,7 @@ final class H264FeedEncoder: FrameConsumer {
                 guard let decoder = jpegDecoder, let data = first.sourceUnit?.data else { throw SourceError.unsupported("no JPEG decoder") }
                 let image = try decoder.decode(data)
                 let sei = try SEIBoxes.nalUnit(for: SEIBoxes.Payload(frame: first))
-                try encode(first, image: image, sei: sei, rendition: .main, lane: &lane)
+                try encode(first, picture: FramePicture(image), sei: sei, rendition: .main, lane: &lane)
                 published = true
             } catch {
                 // A kept frame that cannot be decoded or encoded: the next must start a new picture chain.

@@ -87,7 +87,7 @@ public final class SourceVideoRelay: Sendable {
         let published = state.withLock { state -> Bool in
             guard state.active else { return false }
             state.waiting.append(Waiting(seq: frame.seq, capturedNanos: frame.capturedNanos, capturedAt: frame.capturedAt,
-                                         unit: unit, width: frame.image.width, height: frame.image.height))
+                                         unit: unit, width: frame.width, height: frame.height))
             return flush(&state)
         }
         if published { wake() }

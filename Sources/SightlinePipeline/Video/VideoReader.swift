@@ -22,7 +22,11 @@ public final class VideoReader {
 
     /// A picture and, when the reader keeps units, the compressed frame it came from.
     public struct Picture {
-        public var image: ImageBuffer
+        /// The decoded picture, converted to BGR when first asked for
+        /// (`image`), or at the detection size straight from the decoder's
+        /// format (`FramePicture.scaledFromSource`).
+        public var picture: FramePicture
+        public var image: ImageBuffer { picture.image }
         /// The packet as the stream had it (H.264: Annex B); nil when none can be given.
         public var unit: Data?
         /// The container or parser called the unit a keyframe.
@@ -77,10 +81,17 @@ public final class VideoReader {
         var unit = sl_av_unit()
         try AVError.check { sl_av_reader_read_unit_kept(handle, &got, &width, &height, &unit, $0) }
         guard got != 0 else { return nil }
-        // Converted straight into the frame's own buffer: no copy of the picture between.
-        let image = ImageBuffer(width: Int(width), height: Int(height), channels: 3, zeroed: false)
-        try AVError.check { sl_av_reader_convert(handle, image.bytes, Int32(image.stride), $0) }
-        var result = Picture(image: image)
+        // Held as decoded, converted when and at the size it is asked for.
+        let picture: FramePicture
+        if let decoded = DecodedPicture(keptBy: handle) {
+            picture = FramePicture(converting: decoded)
+        } else {
+            // No memory for a reference: converted now, straight into the frame's own buffer.
+            let image = ImageBuffer(width: Int(width), height: Int(height), channels: 3, zeroed: false)
+            try AVError.check { sl_av_reader_convert(handle, image.bytes, Int32(image.stride), $0) }
+            picture = FramePicture(image)
+        }
+        var result = Picture(picture: picture)
         if let data = unit.data, unit.size > 0 {
             result.unit = Data(bytes: data, count: unit.size)
             result.unitIsKey = unit.is_key != 0

@@ -46,6 +46,29 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         }
     }
 
+    /// What a pass reads: a picture in hand, or a frame's picture read at
+    /// most `longSide` pixels on its long side, made when the pass starts on
+    /// the detecting thread (`FramePicture`: its BGR pixels, or a copy
+    /// straight from its decoded form), so an offer replaced while it waited
+    /// costs no conversion.
+    public enum Input: Sendable {
+        case image(ImageBuffer)
+        case picture(FramePicture, longSide: Int)
+
+        /// The picture the pass reads.
+        func read() throws -> ImageBuffer {
+            switch self {
+            case .image(let image):
+                return image
+            case .picture(let picture, let longSide):
+                guard let size = AnalysisSize(longSide: longSide).scaled(width: picture.width, height: picture.height)
+                else { return picture.image }
+                return try picture.scaledFromSource(width: size.width, height: size.height)
+                    ?? ImageOps.scaledDown(picture.image, width: size.width, height: size.height)
+            }
+        }
+    }
+
     private let detector: FaceDetector
     private let limit: Int
     private let condition: NSCondition
@@ -53,7 +76,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     private let thread: FaceDetectionThread
     /// Whether that thread is its own (stopped with it).
     private let ownsThread: Bool
-    private var pending: (image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double, hints: [FaceObservation], fine: Int?,
+    private var pending: (image: Input, gray: ImageBuffer?, capturedAt: Double, hints: [FaceObservation], fine: Int?,
                           analysed: AnalysedPicture?)?
     private var result: Result?
     /// Results of frames taken before this time are dropped (`discardResults`).
@@ -90,6 +113,12 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     /// `analysed` comes back with this frame's result, untouched.
     @discardableResult
     public func offer(_ image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double,
+                      hints: [FaceObservation] = [], fine: Int? = nil, analysed: AnalysedPicture? = nil) -> Bool {
+        offer(.image(image), gray: gray, capturedAt: capturedAt, hints: hints, fine: fine, analysed: analysed)
+    }
+
+    @discardableResult
+    public func offer(_ image: Input, gray: ImageBuffer?, capturedAt: Double,
                       hints: [FaceObservation] = [], fine: Int? = nil, analysed: AnalysedPicture? = nil) -> Bool {
         condition.lock()
         defer { condition.unlock() }
@@ -159,7 +188,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
 
     /// A detection to run: the frame and what goes with it.
     struct Job {
-        let image: ImageBuffer
+        let image: Input
         let gray: ImageBuffer?
         let capturedAt: Double
         let hints: [FaceObservation]
@@ -191,26 +220,30 @@ public final class FaceDetectionWorker: @unchecked Sendable {
                    analysed: waiting.analysed)
     }
 
+    /// What a pass found, in the picture it read.
+    typealias Found = (faces: [FaceObservation], image: ImageBuffer)
+
     /// The detecting thread, without the lock: runs the detector on `job`.
-    func detect(_ job: Job) -> (outcome: Swift.Result<[FaceObservation], Error>, seconds: Double) {
+    func detect(_ job: Job) -> (outcome: Swift.Result<Found, Error>, seconds: Double) {
         let start = MonotonicClock.nanos()
-        let outcome = Swift.Result {
-            try detector.detect(in: job.image, gray: job.gray, limit: limit, hints: job.hints, fine: job.fine)
+        let outcome = Swift.Result { () throws -> Found in
+            let image = try job.image.read()
+            return (try detector.detect(in: image, gray: job.gray, limit: limit, hints: job.hints, fine: job.fine), image)
         }
         return (outcome, Double(MonotonicClock.nanos() - start) / 1e9)
     }
 
     /// With `condition` held (the detecting thread): keeps what the pass found.
-    func finish(_ job: Job, _ done: (outcome: Swift.Result<[FaceObservation], Error>, seconds: Double)) {
+    func finish(_ job: Job, _ done: (outcome: Swift.Result<Found, Error>, seconds: Double)) {
         running = false
         passes += 1
         lastServedNanos = MonotonicClock.nanos()
         switch done.outcome {
         case .success where job.capturedAt < discardBefore:
             break  // its picture was cut away while it ran
-        case .success(let observations):
-            previous = (observations, job.capturedAt)
-            result = Result(observations: observations, image: job.image, gray: job.gray,
+        case .success(let found):
+            previous = (found.faces, job.capturedAt)
+            result = Result(observations: found.faces, image: found.image, gray: job.gray,
                             capturedAt: job.capturedAt, seconds: done.seconds, fine: job.fine != nil,
                             analysed: job.analysed)
         case .failure(let error):

@@ -144,7 +144,7 @@ public final class TemplateMatcher {
         if scale >= 0.999 { return frame }
         let width = max(1, Int((Double(frame.width) * scale).rounded()))
         let height = max(1, Int((Double(frame.height) * scale).rounded()))
-        return try ImageOps.resized(frame, width: width, height: height, interpolation: .area)
+        return try ImageOps.scaledDown(frame, width: width, height: height)
     }
 
     /// Finds the templates in a gray frame; boxes are normalized to the frame.
