@@ -228,7 +228,8 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         let start = MonotonicClock.nanos()
         let outcome = Swift.Result { () throws -> Found in
             let image = try job.image.read()
-            return (try detector.detect(in: image, gray: job.gray, limit: limit, hints: job.hints, fine: job.fine), image)
+            return (try detector.detect(in: image, smaller: job.analysed?.image, gray: job.gray, limit: limit,
+                                        hints: job.hints, fine: job.fine), image)
         }
         return (outcome, Double(MonotonicClock.nanos() - start) / 1e9)
     }

@@ -70,9 +70,22 @@ public protocol FaceDetector: AnyObject {
     /// cost); it counts the fine passes on the picture, from 0.
     func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Int?) throws
         -> [FaceObservation]
+    /// The same, given also a smaller copy of the frame (the picture the
+    /// other stages analyse), which a frame-wide pass may read instead where
+    /// it holds every pixel that pass would take from the frame (YuNet: a
+    /// 640x360 copy serves its 320 and 640 passes over a 1080p frame), so
+    /// the frame itself is read only around faces. Faces are in frame pixels.
+    func detect(in frame: ImageBuffer, smaller: ImageBuffer?, gray: ImageBuffer?, limit: Int,
+                hints: [FaceObservation], fine: Int?) throws -> [FaceObservation]
 }
 
 extension FaceDetector {
+    /// Detectors that have no use for a smaller copy ignore it.
+    public func detect(in frame: ImageBuffer, smaller: ImageBuffer?, gray: ImageBuffer?, limit: Int,
+                       hints: [FaceObservation], fine: Int?) throws -> [FaceObservation] {
+        try detect(in: frame, gray: gray, limit: limit, hints: hints, fine: fine)
+    }
+
     /// Detectors that have no use for hints or a finer pass ignore them.
     public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Int?)
         throws -> [FaceObservation] {

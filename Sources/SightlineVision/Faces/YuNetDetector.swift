@@ -185,6 +185,19 @@ public final class YuNetDetector: FaceDetector {
     /// (`attributeSchedule`). `lastPass` tells what it did and where its time went.
     public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Int?)
         throws -> [FaceObservation] {
+        try detect(in: frame, smaller: nil, gray: gray, limit: limit, hints: hints, fine: fine)
+    }
+
+    /// The pass's frame and its smaller copy (`detect(in:smaller:...)`), while a pass runs.
+    private var frameWide: (frame: ImageBuffer, smaller: ImageBuffer)?
+
+    public func detect(in frame: ImageBuffer, smaller: ImageBuffer?, gray: ImageBuffer?, limit: Int,
+                       hints: [FaceObservation], fine: Int?) throws -> [FaceObservation] {
+        frameWide = smaller.flatMap { smaller in
+            smaller.channels == frame.channels && smaller.width < frame.width && smaller.height < frame.height
+                ? (frame, smaller) : nil
+        }
+        defer { frameWide = nil }
         var profile = FacePassProfile()
         defer { lastPass = profile }
         guard limit > 0, let region = searchRegion(frame) else { return [] }
@@ -451,9 +464,32 @@ public final class YuNetDetector: FaceDetector {
         return roi.pixelRegion(width: frame.width, height: frame.height)
     }
 
-    /// One letterboxed pass over the region, in frame pixels, after NMS.
+    /// The pass's smaller copy, when `frame` is the pass's frame and the copy
+    /// of `region` is at least `side` pixels on its long side (the letterbox
+    /// would shrink the frame below the copy's scale anyway): the copy, the
+    /// region in it and the factor back to frame pixels.
+    private func smallerCopy(of frame: ImageBuffer, region: PixelRect<Int>, side: Int)
+        -> (image: ImageBuffer, region: PixelRect<Int>, toFrame: Double)? {
+        guard let frameWide, frameWide.frame === frame else { return nil }
+        let small = frameWide.smaller
+        let factor = Double(small.width) / Double(frame.width)
+        let x0 = max(0, Int((Double(region.x) * factor).rounded()))
+        let y0 = max(0, Int((Double(region.y) * factor).rounded()))
+        let x1 = min(small.width, Int((Double(region.x + region.w) * factor).rounded()))
+        let y1 = min(small.height, Int((Double(region.y + region.h) * factor).rounded()))
+        guard x1 > x0, y1 > y0, max(x1 - x0, y1 - y0) >= side else { return nil }
+        return (small, PixelRect(x: x0, y: y0, w: x1 - x0, h: y1 - y0), 1 / factor)
+    }
+
+    /// One letterboxed pass over the region, in frame pixels, after NMS: on
+    /// the pass's smaller copy where it serves (`smallerCopy`).
     private func detectOnce(_ frame: ImageBuffer, region: PixelRect<Int>,
                             limit: Int, inputSize: Int) throws -> [FaceObservation] {
+        if let copy = smallerCopy(of: frame, region: region, side: inputSize) {
+            let back = AffineTransform(a: copy.toFrame, b: 0, c: 0, d: 0, e: copy.toFrame, f: 0)
+            return try detectOnce(copy.image, region: copy.region, limit: limit, inputSize: inputSize)
+                .map { back.apply(to: $0) }
+        }
         let letterbox = Letterbox(regionX: region.x, regionY: region.y, regionWidth: region.w,
                                   regionHeight: region.h, inputSize: inputSize)
         let shape = [letterbox.inputWidth, letterbox.inputHeight]
@@ -474,8 +510,11 @@ public final class YuNetDetector: FaceDetector {
     private func detectTurned(_ frame: ImageBuffer, region: PixelRect<Int>,
                               limit: Int, inputSize: Int, angles: [Double]) throws -> [FaceObservation] {
         let factor = Double(inputSize) / Double(max(frame.width, frame.height))
+        // The pass's smaller copy when it is at least that size: it is shrunk from instead.
+        let source = smallerCopy(of: frame, region: PixelRect(x: 0, y: 0, w: frame.width, h: frame.height),
+                                 side: inputSize)?.image ?? frame
         let small = factor < 1
-            ? try ImageOps.scaledDown(frame, width: max(1, Int((Double(frame.width) * factor).rounded())),
+            ? try ImageOps.scaledDown(source, width: max(1, Int((Double(frame.width) * factor).rounded())),
                                       height: max(1, Int((Double(frame.height) * factor).rounded())))
             : frame
         let centre = PixelPoint(x: Double(frame.width) / 2, y: Double(frame.height) / 2)
