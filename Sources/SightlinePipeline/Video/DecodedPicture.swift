@@ -29,19 +29,24 @@ public final class DecodedPicture: PictureConversion, @unchecked Sendable {
 
     public func converted(width: Int, height: Int) throws -> ImageBuffer {
         let image = ImageBuffer(width: width, height: height, channels: 3, zeroed: false)
-        let scaler = Self.scalers.take()
-        defer { Self.scalers.give(scaler) }
+        let size = Scaler.Sizes(fromWidth: self.width, fromHeight: self.height, toWidth: width, toHeight: height)
+        let scaler = Self.scalers.take(for: size)
+        defer { Self.scalers.give(scaler, for: size) }
         try AVError.check { sl_av_scaler_convert(scaler.handle, frame, image.bytes, Int32(image.stride),
                                                  Int32(width), Int32(height), $0) }
         return image
     }
 
-    /// libswscale's contexts, one per conversion under way: the pipeline
-    /// thread's detection-size copies and the full-size ones other threads
-    /// ask for keep a context each, rather than remaking one per size change.
+    /// libswscale's contexts, one per conversion under way, each handed
+    /// back to the conversion of the same sizes: the pipeline thread's
+    /// detection-size copies, the face thread's and the JPEGs' each keep a
+    /// context of their own rather than remaking one (its filters: about a
+    /// millisecond at 4K) whenever another size was converted between.
     static let scalers = ScalerPool()
 
     final class Scaler: @unchecked Sendable {
+        /// What a scaler last converted: its context is made for these.
+        struct Sizes: Equatable { var fromWidth, fromHeight, toWidth, toHeight: Int }
         // Used by one conversion at a time: taken from and given back to the pool under its lock.
         let handle: OpaquePointer
         init() { handle = sl_av_scaler_new() }
@@ -49,14 +54,23 @@ public final class DecodedPicture: PictureConversion, @unchecked Sendable {
     }
 
     final class ScalerPool: Sendable {
-        private let idle = Locked<[Scaler]>([])
-        /// At most this many are kept idle (threads that convert at once).
-        private let keep = 4
+        private let idle = Locked<[(sizes: Scaler.Sizes, scaler: Scaler)]>([])
+        /// At most this many are kept idle (the sizes converted at once).
+        private let keep = 6
 
-        func take() -> Scaler { idle.withLock { $0.popLast() } ?? Scaler() }
+        /// An idle scaler that last converted `sizes`, else the least recently used one, else a new one.
+        func take(for sizes: Scaler.Sizes) -> Scaler {
+            idle.withLock { idle in
+                if let index = idle.lastIndex(where: { $0.sizes == sizes }) { return idle.remove(at: index).scaler }
+                return idle.isEmpty ? nil : idle.removeFirst().scaler
+            } ?? Scaler()
+        }
 
-        func give(_ scaler: Scaler) {
-            idle.withLock { if $0.count < keep { $0.append(scaler) } }
+        func give(_ scaler: Scaler, for sizes: Scaler.Sizes) {
+            idle.withLock { idle in
+                idle.append((sizes, scaler))
+                if idle.count > keep { idle.removeFirst() }
+            }
         }
     }
 }
