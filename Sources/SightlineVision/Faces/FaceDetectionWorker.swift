@@ -31,6 +31,8 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         public let fine: Bool
         /// `offer`'s `analysed`, as it was handed over with this frame.
         public let analysed: AnalysedPicture?
+        /// Its number among the worker's passes.
+        let pass: UInt64
     }
 
     /// The smaller copy of an offered frame that the other stages analyse,
@@ -77,7 +79,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     /// Whether that thread is its own (stopped with it).
     private let ownsThread: Bool
     private var pending: (image: Input, gray: ImageBuffer?, capturedAt: Double, hints: [FaceObservation], fine: Int?,
-                          analysed: AnalysedPicture?)?
+                          analysed: AnalysedPicture?, knownPass: UInt64)?
     private var result: Result?
     /// Results of frames taken before this time are dropped (`discardResults`).
     private var discardBefore = -Double.infinity
@@ -85,8 +87,11 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     private var stopped = false
     /// A detection is under way (guarded by `condition`).
     private var running = false
-    /// The faces of the last pass and its frame's time (guarded by `condition`).
-    private var previous: (faces: [FaceObservation], capturedAt: Double) = ([], -Double.infinity)
+    /// The faces of the last pass, its frame's time and its number in `passes` (guarded by `condition`).
+    private var previous: (faces: [FaceObservation], capturedAt: Double, pass: UInt64) = ([], -Double.infinity, 0)
+    /// The newest pass whose result the pipeline has taken (guarded by `condition`):
+    /// an offer made since carries that pass's faces among its hints.
+    private var takenPass: UInt64 = 0
 
     /// Passes run for this worker (guarded by `condition`).
     private var passes: UInt64 = 0
@@ -123,7 +128,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         guard !stopped else { return false }
-        pending = (image, gray, capturedAt, hints, fine, analysed)
+        pending = (image, gray, capturedAt, hints, fine, analysed, takenPass)
         condition.broadcast()  // the detecting thread (a shared one's lock has other waiters too)
         return true
     }
@@ -161,6 +166,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
             throw failure
         }
         defer { result = nil }
+        if let result { takenPass = max(takenPass, result.pass) }
         return result
     }
 
@@ -205,12 +211,17 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         let waiting = pending!
         pending = nil
         running = true
-            // The tracked faces came with the offer, which may predate the
-            // last pass's result (the frame waited while that pass ran): its
-            // faces that no hint covers are added, so a face that pass found
-            // is looked for again rather than missed (YuNet's confirming
-            // crops), unless the picture was cut since.
-        let hints = previous.capturedAt < discardBefore ? waiting.hints
+        // The tracked faces came with the offer, which may predate the last
+        // pass's result (the frame waited while that pass ran): its faces
+        // that no hint covers are added, so a face that pass found is looked
+        // for again rather than missed (YuNet's confirming crops), unless the
+        // picture was cut since. An offer made after the pipeline took that
+        // result has them among its hints already, moved to its frame's
+        // time: adding them again, where they were, put a second hint on a
+        // moving face (a 1080p pan at 5 passes a second moves a face by half
+        // its width between passes), and every pass paid a confirming crop
+        // for it.
+        let hints = previous.capturedAt < discardBefore || previous.pass <= waiting.knownPass ? waiting.hints
             : waiting.hints + previous.faces.filter { face in
                 !waiting.hints.contains {
                     FaceGeometry.intersectionOverUnion($0.box, face.box) >= FaceGeometry.sameFaceOverlap
@@ -243,10 +254,10 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         case .success where job.capturedAt < discardBefore:
             break  // its picture was cut away while it ran
         case .success(let found):
-            previous = (found.faces, job.capturedAt)
+            previous = (found.faces, job.capturedAt, passes)
             result = Result(observations: found.faces, image: found.image, gray: job.gray,
                             capturedAt: job.capturedAt, seconds: done.seconds, fine: job.fine != nil,
-                            analysed: job.analysed)
+                            analysed: job.analysed, pass: passes)
         case .failure(let error):
             failure = error
         }

@@ -242,4 +242,24 @@ struct FaceDetectionWorkerTests {
         #expect(waitForPasses(detector, 4))
         #expect(detector.hintsSeen[3].isEmpty)
     }
+
+    @Test("an offer made after the last result was taken carries that pass's faces already: not added again where they were")
+    func takenFacesAreNotHintedTwice() throws {
+        let detector = HintRecordingDetector()
+        let worker = FaceDetectionWorker(detector: detector, limit: 10)
+        defer { worker.stop() }
+        let image = ImageBuffer(width: 320, height: 240)
+        worker.offer(image, gray: nil, capturedAt: 1)
+        #expect(waitForPasses(detector, 1))
+        #expect(waitUntil { worker.hasResult })
+        let found = try #require(try worker.takeResult()?.observations.first)
+        // The tracker has moved the face on since (a pan), by more than the
+        // overlap that makes two boxes one face.
+        var moved = found
+        moved.box.x += found.box.w * 0.7
+        #expect(FaceGeometry.intersectionOverUnion(moved.box, found.box) < FaceGeometry.sameFaceOverlap)
+        worker.offer(image, gray: nil, capturedAt: 2, hints: [moved])
+        #expect(waitForPasses(detector, 2))
+        #expect(detector.hintsSeen[1].map(\.box.x) == [moved.box.x], "one hint, where the tracker has the face")
+    }
 }
