@@ -63,17 +63,23 @@ static int fail(sl_av_error *err, int code, const char *what) {
     return code;
 }
 
-// Converts `frame` with libswscale's `flags` into BGR24 at `dst` (its size,
-// `stride` bytes a row), through the context cached in *sws.
-static int bgr_scale(struct SwsContext **sws, const AVFrame *frame, int flags, uint8_t *dst, int stride,
-                     sl_av_error *err) {
-    *sws = sws_getCachedContext(*sws, frame->width, frame->height, frame->format, frame->width, frame->height,
+// Converts `frame` with libswscale's `flags` into BGR24 at `dst`, width x
+// height (`stride` bytes a row), through the context cached in *sws.
+static int bgr_scale_to(struct SwsContext **sws, const AVFrame *frame, int width, int height, int flags, uint8_t *dst,
+                        int stride, sl_av_error *err) {
+    *sws = sws_getCachedContext(*sws, frame->width, frame->height, frame->format, width, height,
                                 AV_PIX_FMT_BGR24, flags, NULL, NULL, NULL);
     if (!*sws) return fail(err, -1, "sws_getCachedContext failed for the picture's pixel format");
     uint8_t *planes[4] = {dst, NULL, NULL, NULL};
     int strides[4] = {stride, 0, 0, 0};
     sws_scale(*sws, (const uint8_t *const *)frame->data, frame->linesize, 0, frame->height, planes, strides);
     return 0;
+}
+
+// bgr_scale_to at the frame's own size.
+static int bgr_scale(struct SwsContext **sws, const AVFrame *frame, int flags, uint8_t *dst, int stride,
+                     sl_av_error *err) {
+    return bgr_scale_to(sws, frame, frame->width, frame->height, flags, dst, stride, err);
 }
 
 // Converts `frame` with libswscale's `flags` into `bgr` and points `out` at it.
@@ -927,13 +933,7 @@ int sl_av_scaler_convert(sl_av_scaler *s, const sl_av_frame *f, uint8_t *dst, in
     int same = width == frame->width && height == frame->height;
     // At the same size the flags OpenCV's reader used (libswscale then takes
     // its unscaled converters whatever the filter); smaller, the area filter.
-    s->sws = sws_getCachedContext(s->sws, frame->width, frame->height, frame->format, width, height,
-                                  AV_PIX_FMT_BGR24, same ? SWS_BICUBIC : SWS_AREA, NULL, NULL, NULL);
-    if (!s->sws) return fail(err, -1, "sws_getCachedContext failed for the picture's pixel format");
-    uint8_t *planes[4] = {dst, NULL, NULL, NULL};
-    int strides[4] = {stride, 0, 0, 0};
-    sws_scale(s->sws, (const uint8_t *const *)frame->data, frame->linesize, 0, frame->height, planes, strides);
-    return 0;
+    return bgr_scale_to(&s->sws, frame, width, height, same ? SWS_BICUBIC : SWS_AREA, dst, stride, err);
 }
 
 // Decodes the next picture into r->frame, kept there until the next read,

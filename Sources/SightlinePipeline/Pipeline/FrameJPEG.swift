@@ -147,19 +147,9 @@ public final class FrameJPEG: Sendable {
         }
     }
 
-    /// The picture at the rule's size: straight from the decoded picture when
-    /// its BGR pixels are not made yet, else scaled down from them
-    /// (`ImageOps.scaledDown`).
+    /// The picture at the rule's size (`FramePicture.scaled`).
     static func shrunk(_ picture: FramePicture, rule: JPEGSizeRule) throws -> ImageBuffer {
-        if let size = rule.scaled(width: picture.width, height: picture.height),
-           let copy = try picture.scaledFromSource(width: size.width, height: size.height) {
-            return copy
-        }
-        return try shrunk(picture.image, rule: rule)
-    }
-
-    static func shrunk(_ image: ImageBuffer, rule: JPEGSizeRule) throws -> ImageBuffer {
-        guard let size = rule.scaled(width: image.width, height: image.height) else { return image }
-        return try ImageOps.scaledDown(image, width: size.width, height: size.height)
+        guard let size = rule.scaled(width: picture.width, height: picture.height) else { return picture.image }
+        return try picture.scaled(width: size.width, height: size.height)
     }
 }

@@ -65,8 +65,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
             case .picture(let picture, let longSide):
                 guard let size = AnalysisSize(longSide: longSide).scaled(width: picture.width, height: picture.height)
                 else { return picture.image }
-                return try picture.scaledFromSource(width: size.width, height: size.height)
-                    ?? ImageOps.scaledDown(picture.image, width: size.width, height: size.height)
+                return try picture.scaled(width: size.width, height: size.height)
             }
         }
     }

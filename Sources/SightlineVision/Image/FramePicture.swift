@@ -68,6 +68,14 @@ public final class FramePicture: Sendable {
         }
     }
 
+    /// The picture at `width` x `height` (smaller than its own size): straight
+    /// from the decoded picture while it has not been converted at full size,
+    /// else scaled down from the BGR pixels (`ImageOps.scaledDown`).
+    public func scaled(width: Int, height: Int) throws -> ImageBuffer {
+        try scaledFromSource(width: width, height: height)
+            ?? ImageOps.scaledDown(image, width: width, height: height)
+    }
+
     /// The picture at `width` x `height` (smaller than its own size) made
     /// straight from the decoded picture when it has not been converted at
     /// full size; nil when it has been (or was given in BGR): then scale
