@@ -220,3 +220,28 @@ def test_a_connection_refused_for_too_many_unfinished_ones_gets_a_503(sightline)
             break
         time.sleep(0.1)
     assert status == 200, "the address is served again once its idle connections are gone"
+
+
+def test_connections_closed_before_their_headers_never_lock_their_address_out(sightline):
+    """16 connections that close before sending anything, then a finished connection closing
+    leaves a lower descriptor number free, so no new connection reuses theirs: the server must
+    still see that they are gone (it was 503 for good: found when the test above failed in CI)."""
+    server = sightline(source="demo")
+    finished = socket.create_connection((HOST, server.port), timeout=5)
+    finished.sendall(f"GET /api/state HTTP/1.1\r\nHost: {HOST}:{server.port}\r\n\r\n".encode())
+    assert finished.recv(65536).startswith(b"HTTP/1.1 200")
+    idle = [socket.create_connection((HOST, server.port), timeout=5) for _ in range(16)]
+    wait_accepted(server.port)
+    finished.close()
+    for s in idle:
+        s.close()
+    # Bounded: the server closes them on its next turns; until then 503 is right.
+    deadline = time.monotonic() + 10
+    statuses = []
+    while time.monotonic() < deadline:
+        status, _ = get_from("127.0.0.1", server.port, "/api/state", {})
+        statuses.append(status)
+        if statuses[-3:] == [200, 200, 200]:
+            break
+        time.sleep(0.1)
+    assert statuses[-3:] == [200, 200, 200], f"the address stayed refused: {statuses[-10:]}"

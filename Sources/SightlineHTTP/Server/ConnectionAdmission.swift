@@ -51,8 +51,12 @@ final class ConnectionAdmission {
         // the socket already invalid), give it back now. Without this, 16 such
         // requests locked their address out for good (found by FuzzForms).
         forget(fd)
+        let trusted = trustedProxies.contains(address)
+        if (unfinishedCount[address, default: 0] >= maxUnfinishedPerAddress && !trusted) || unfinished.count >= maxUnfinished {
+            forgetClosed(acceptedOn: Self.localPort(fd))
+        }
         let count = unfinishedCount[address, default: 0]
-        if count >= maxUnfinishedPerAddress && !trustedProxies.contains(address) {
+        if count >= maxUnfinishedPerAddress && !trusted {
             stats.connectionRefused()
             refuse(fd)
             return 1
@@ -91,6 +95,52 @@ final class ConnectionAdmission {
         forget(oldest)
         shutdown(oldest, Int32(SHUT_RDWR))
         stats.connectionEvicted()
+    }
+
+    /// Service thread: forgets the unfinished connections that are gone.
+    /// lws closes a socket before it reports the connection's end
+    /// (WSI_DESTROY comes with the socket already invalid), so a connection
+    /// that closed before its headers came is known only by its number. That
+    /// number is given back when an accept reuses it (`admit`), but when a
+    /// lower one is free (a finished connection, a file closed) every new
+    /// connection gets that one instead: 16 closed before their headers
+    /// locked their address out for good. So before refusing or evicting,
+    /// each one still counted is checked to be what it was: a socket
+    /// accepted on the server's port (`port`), connected to its address.
+    private func forgetClosed(acceptedOn port: UInt16?) {
+        for (fd, entry) in unfinished where !Self.isConnection(fd, from: entry.address, acceptedOn: port) {
+            forget(fd)
+        }
+    }
+
+    /// Any thread (pure): whether `fd` is a connected socket whose local port
+    /// is `port` and whose peer is `address`.
+    static func isConnection(_ fd: Int32, from address: String, acceptedOn port: UInt16?) -> Bool {
+        guard let port, localPort(fd) == port else { return false }
+        var peer = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let known = withUnsafeMutablePointer(to: &peer) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) == 0 ? addressText($0) : nil }
+        }
+        return known == address
+    }
+
+    /// Any thread (pure): the local port of the socket `fd` (nil when it is not an IP socket).
+    static func localPort(_ fd: Int32) -> UInt16? {
+        var local = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let read = withUnsafeMutablePointer(to: &local) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) == 0 }
+        }
+        guard read else { return nil }
+        switch Int32(local.ss_family) {
+        case AF_INET:
+            return withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) } }
+        case AF_INET6:
+            return withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) } }
+        default:
+            return nil
+        }
     }
 
     /// Service thread: a connection finished its headers (or closed).
