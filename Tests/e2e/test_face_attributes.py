@@ -176,9 +176,11 @@ def test_eyes_meet_the_targets_on_faces_at_least_40_px(labelled):
 
 def test_open_eyes_shrunk_to_small_faces_are_not_called_closed(labelled, tmp_path):
     """The labelled open-eyed faces of at least 100 px, cut out with their surroundings and
-    shrunk so the face is 44, 48 or 52 px wide, saved as JPEG at quality 70 (a face far from
-    the camera): open eyes called closed <= 5 %, as on the photos. Before the eye cascades were
-    kept to faces of 56 px and more, 11 of 175 judged here read closed."""
+    shrunk so the face is 44, 48 or 52 px wide (in turn: each face at one of them, the width a
+    face gets going round; every face at all three took 50 s of this suite for the same
+    figure), saved as JPEG at quality 70 (a face far from the camera): open eyes called
+    closed <= 5 %, as on the photos. Before the eye cascades were kept to faces of 56 px and
+    more, 11 of 175 judged here (every face at all three widths) read closed."""
     labels, _, paths, _ = labelled
     shrunk = []
     for index, entry in enumerate(labels["faces"]):
@@ -188,7 +190,7 @@ def test_open_eyes_shrunk_to_small_faces_are_not_called_closed(labelled, tmp_pat
         x, y, w, h = entry["box"]
         cx, cy = x + w / 2, y + h / 2
         around = photo.crop((int(cx - 1.5 * w), int(cy - 1.5 * h), int(cx + 1.5 * w), int(cy + 1.5 * h)))
-        for width in (44, 48, 52):
+        for width in [(44, 48, 52)[len(shrunk) % 3]]:
             scale = width / w
             small = around.resize((round(around.width * scale), round(around.height * scale)), Image.BILINEAR)
             canvas = Image.new("RGB", (320, 240), (128, 128, 128))
@@ -196,7 +198,7 @@ def test_open_eyes_shrunk_to_small_faces_are_not_called_closed(labelled, tmp_pat
             path = tmp_path / f"open{index}_{width}.jpg"
             canvas.save(path, quality=70)
             shrunk.append((path, width))
-    assert len(shrunk) >= 60, "too few open-eyed faces of 100 px or more in the labels"
+    assert len(shrunk) >= 50, "too few open-eyed faces of 100 px or more in the labels"
     results = detect([p for p, _ in shrunk])
     judged = []
     for path, width in shrunk:
