@@ -307,12 +307,12 @@ final class CrowdRecordingDetector: FaceDetector, @unchecked Sendable {
         #expect((15...17).contains(changingLate), "\(changing)")
     }
 
-    @Test("one settled face followed only for an event is passed over at settledRate; seen live, or moving somewhere new on every pass, it keeps maxRate")
+    @Test("one settled face followed only for an event is passed over at idleRate (2 a second); seen live, or moving somewhere new on every pass, it keeps maxRate")
     func oneSettledFaceFollowedForAnEventPassesAtTheSettledRate() throws {
         let following = try passFrames(CrowdRecordingDetector(churn: false, faces: 1), use: .following)
         let live = try passFrames(CrowdRecordingDetector(churn: false, faces: 1), use: .live)
         let changing = try passFrames(CrowdRecordingDetector(churn: true, faces: 1), use: .following)
-        #expect((7...9).contains(following.filter { $0 >= 20 }.count), "\(following)")
+        #expect((3...4).contains(following.filter { $0 >= 20 }.count), "\(following)")
         #expect((15...17).contains(live.filter { $0 >= 20 }.count), "\(live)")
         #expect((15...17).contains(changing.filter { $0 >= 20 }.count), "\(changing)")
     }
@@ -325,9 +325,14 @@ final class CrowdRecordingDetector: FaceDetector, @unchecked Sendable {
         #expect(policy.interval(.active, settled: true) == 0.2)
         #expect(policy.interval(.active, settled: false) == 0.1)
         #expect(policy.interval(.still, settled: true) == 0.5)
+        #expect(policy.interval(.active, settled: true, followedOnly: true) == 0.5)
+        #expect(policy.interval(.active, settled: false, followedOnly: true) == 0.1)
         #expect(policy.fine(passesOnPicture: 40, secondsSinceFine: 1))
         #expect(!policy.fine(passesOnPicture: 40, secondsSinceFine: 1, crowd: true))
         #expect(policy.fine(passesOnPicture: 40, secondsSinceFine: 2, crowd: true))
+        #expect(!policy.fine(passesOnPicture: 40, secondsSinceFine: 2, live: false))
+        #expect(policy.fine(passesOnPicture: 40, secondsSinceFine: 3, live: false))
+        #expect(policy.fine(passesOnPicture: 2, secondsSinceFine: 0, live: false), "a new picture's fine passes come at once")
         var never = policy
         never.crowdFaces = nil
         #expect(!never.isCrowd(tracked: 30))

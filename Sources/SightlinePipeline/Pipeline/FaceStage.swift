@@ -155,7 +155,7 @@ public final class FaceStage: PipelineStage {
             stats?.faceMode(mode)
             let crowd = policy.isCrowd(tracked: tracked.count)
             let fine = policy.fine(passesOnPicture: passesOnPicture, secondsSinceFine: frame.capturedAt - lastFineAt,
-                                   crowd: crowd)
+                                   crowd: crowd, live: use == .live)
             // The passes that follow the first on a new picture (its fine
             // passes: small and tilted faces) run back to back, each as soon as
             // the last has ended, rather than at the active pace: every face
@@ -163,9 +163,10 @@ public final class FaceStage: PipelineStage {
             let settling = mode == .active && passesOnPicture > 0
                 && passesOnPicture <= policy.finePassesOnNewPicture && worker.isIdle
             // Settled faces are passed over at the settled pace in a crowd, and
-            // wherever only an event follows them (nobody sees them live).
+            // at the idle pace wherever only an event follows them (nobody sees
+            // them live).
             let settled = lastPassSettled && !tracked.isEmpty && (crowd || use == .following)
-            let interval = policy.interval(mode, settled: settled)
+            let interval = policy.interval(mode, settled: settled, followedOnly: use == .following)
             let full = passesReadFullFrame && image.width != frame.width
             // The size the pass reads: the frame's, at most `Self.fullFrameLongSide`.
             let read = AnalysisSize(longSide: Self.fullFrameLongSide).scaled(width: frame.width, height: frame.height)

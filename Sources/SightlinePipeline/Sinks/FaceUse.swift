@@ -7,7 +7,7 @@ public enum FaceUse: Int, Sendable, Comparable {
     /// A face is followed for an event and nothing else uses faces: its boxes
     /// go into the clip and its end is seen at once, while new faces may come
     /// a pass later. Settled faces (none new, none lost on the last pass) are
-    /// passed over at the policy's `settledRate`.
+    /// passed over at the policy's `idleRate`.
     case following
     /// Someone sees the boxes live (a viewer, a relay, a broker): passes at
     /// the full rate while faces are tracked or the picture changes.

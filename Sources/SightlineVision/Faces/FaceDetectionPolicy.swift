@@ -14,14 +14,20 @@ import Foundation
 ///   four times the cost); the faces they find are kept between them by the
 ///   passes' confirming crops (YuNetDetector).
 /// - tracked faces that the last pass found settled (no face new to the
-///   tracker, none lost) are `active` at `settledRate` only, in a crowd
-///   (`crowdFaces` or more tracked) and whenever only an event follows them
-///   (nobody sees them live: the face stage's `FaceUse.following`): optical
+///   tracker, none lost) are `active` at `settledRate` only in a crowd
+///   (`crowdFaces` or more tracked), and at `idleRate` whenever only an event
+///   follows them (nobody sees them live: the face stage's
+///   `FaceUse.following`; the clip's boxes move with the faces between
+///   passes, and its pre-capture holds what came before a late pass): optical
 ///   flow keeps every box on its face between passes, and a pass that finds
 ///   something new or loses a face goes back to `maxRate` at once. Fewer
 ///   faces seen live keep `maxRate`, so a face that joins them is boxed at
 ///   once. A crowd's fine passes come every `crowdFineFactor` times
-///   `fineEverySeconds`.
+///   `fineEverySeconds`, and so do the fine passes of a camera nobody
+///   watches live (`unwatchedFineFactor`: a small or tilted face an event
+///   follows is found up to 3 s late, which the clip's pre-capture covers;
+///   at the idle rate a fine pass was half of all passes and two thirds of
+///   the face work at 1080p).
 /// - `unwatched`: nobody consumes faces live (no WebSocket or MJPEG viewer and
 ///   no MQTT broker) — `idleRate` passes a second whatever the scene; events
 ///   are still recorded, starting at most 1 / idleRate seconds late.
@@ -48,6 +54,9 @@ public struct FaceDetectionPolicy: Sendable, Equatable {
     public var settledRate = 5.0
     /// A crowd's fine passes are this many times further apart.
     public var crowdFineFactor = 2.0
+    /// Fine passes are this many times further apart while nobody sees
+    /// faces live (nothing but events follow them).
+    public var unwatchedFineFactor = 3.0
     /// Tracks optical flow measures on one frame at most, and in a crowd
     /// (the others move by their velocity on that frame and are measured on
     /// a later one, those measured longest ago first).
@@ -64,9 +73,10 @@ public struct FaceDetectionPolicy: Sendable, Equatable {
     /// (`finePassesOnNewPicture` + 1)-th on a new picture (the first is the
     /// usual one, so large faces are boxed at once), or the first
     /// `fineEverySeconds` after the last fine one.
-    public func fine(passesOnPicture: Int, secondsSinceFine: Double, crowd: Bool = false) -> Bool {
+    /// `live`: someone sees the faces live (else `unwatchedFineFactor` applies).
+    public func fine(passesOnPicture: Int, secondsSinceFine: Double, crowd: Bool = false, live: Bool = true) -> Bool {
         guard passesOnPicture > 0 else { return false }
-        let every = fineEverySeconds * (crowd ? crowdFineFactor : 1)
+        let every = fineEverySeconds * (crowd ? crowdFineFactor : 1) * (live ? 1 : unwatchedFineFactor)
         return passesOnPicture <= finePassesOnNewPicture
             || (every > 0 && secondsSinceFine >= every * 0.95)
     }
@@ -87,10 +97,12 @@ public struct FaceDetectionPolicy: Sendable, Equatable {
     }
 
     /// Seconds from one pass to the next in `mode`.
-    /// `settled`: tracked faces the last pass found settled (see above).
-    public func interval(_ mode: Mode, settled: Bool = false) -> Double {
+    /// `settled`: tracked faces the last pass found settled (see above);
+    /// `followedOnly`: and only an event follows them (idle rate).
+    public func interval(_ mode: Mode, settled: Bool = false, followedOnly: Bool = false) -> Double {
         guard mode == .active else { return 1 / idleRate }
         let rate = max(maxRate, idleRate)
-        return 1 / (settled ? max(idleRate, min(rate, settledRate)) : rate)
+        guard settled else { return 1 / rate }
+        return 1 / (followedOnly ? idleRate : max(idleRate, min(rate, settledRate)))
     }
 }

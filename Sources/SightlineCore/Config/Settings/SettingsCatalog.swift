@@ -127,7 +127,7 @@ public enum SettingsCatalog {
         .value("faces.idleRate", \.faceIdleRate, rule: .positive,
                "passes a second (at most faces.maxRate) on a still scene with no face, and while nobody consumes faces live; /api/state faces.mode says which pace runs"),
         .value("faces.fineEverySeconds", \.faceFineEverySeconds, rule: .zeroOr(0.2...60, "only after cuts"),
-               "one pass in this many seconds looks at the frame at 640 px turned 0, +30 or -30 degrees in turn; so do the 2nd-4th passes after a cut; 0: only after cuts"),
+               "one pass in this many seconds looks at the frame at 640 px turned 0, +30 or -30 degrees in turn (3 times further apart while nobody watches faces live); so do the 2nd-4th passes after a cut; 0: only after cuts"),
         .value("faces.refineEverySeconds", \.faceRefineEverySeconds, rule: .within(0...60),
                "a tracked face's landmarks re-read at most this often; a new face's at once"),
         .value("faces.refineCropSize", \.faceRefineCropSize, rule: .oneOf([160, 192, 224, 256, 288, 320]),
