@@ -177,7 +177,7 @@ public final class FaceStage: PipelineStage {
                worker.offer(full ? .picture(frame.picture, longSide: Self.fullFrameLongSide) : .image(image),
                             gray: full ? nil : gray, capturedAt: frame.capturedAt,
                             hints: hints, fine: fine ? finePassesOnPicture : nil,
-                            analysed: full ? .init(image: image, gray: gray) : nil) {
+                            analysed: full ? .init(image: image, gray: gray) : nil, watchedLive: use == .live) {
                 probe.keepAsReference()
                 passesOnPicture += 1
                 if fine {

@@ -78,7 +78,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     /// Whether that thread is its own (stopped with it).
     private let ownsThread: Bool
     private var pending: (image: Input, gray: ImageBuffer?, capturedAt: Double, hints: [FaceObservation], fine: Int?,
-                          analysed: AnalysedPicture?, knownPass: UInt64)?
+                          analysed: AnalysedPicture?, knownPass: UInt64, watchedLive: Bool)?
     private var result: Result?
     /// Results of frames taken before this time are dropped (`discardResults`).
     private var discardBefore = -Double.infinity
@@ -115,19 +115,23 @@ public final class FaceDetectionWorker: @unchecked Sendable {
     /// `hints` are the tracked faces at the frame's time, `fine` asks for a
     /// pass that finds small and tilted faces too (see FaceDetector).
     /// `analysed` comes back with this frame's result, untouched.
+    /// `watchedLive`: someone watches these faces live (`FaceDetector.pace`).
     @discardableResult
     public func offer(_ image: ImageBuffer, gray: ImageBuffer?, capturedAt: Double,
-                      hints: [FaceObservation] = [], fine: Int? = nil, analysed: AnalysedPicture? = nil) -> Bool {
-        offer(.image(image), gray: gray, capturedAt: capturedAt, hints: hints, fine: fine, analysed: analysed)
+                      hints: [FaceObservation] = [], fine: Int? = nil, analysed: AnalysedPicture? = nil,
+                      watchedLive: Bool = true) -> Bool {
+        offer(.image(image), gray: gray, capturedAt: capturedAt, hints: hints, fine: fine, analysed: analysed,
+              watchedLive: watchedLive)
     }
 
     @discardableResult
     public func offer(_ image: Input, gray: ImageBuffer?, capturedAt: Double,
-                      hints: [FaceObservation] = [], fine: Int? = nil, analysed: AnalysedPicture? = nil) -> Bool {
+                      hints: [FaceObservation] = [], fine: Int? = nil, analysed: AnalysedPicture? = nil,
+                      watchedLive: Bool = true) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !stopped else { return false }
-        pending = (image, gray, capturedAt, hints, fine, analysed, takenPass)
+        pending = (image, gray, capturedAt, hints, fine, analysed, takenPass, watchedLive)
         condition.broadcast()  // the detecting thread (a shared one's lock has other waiters too)
         return true
     }
@@ -199,6 +203,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         let hints: [FaceObservation]
         let fine: Int?
         let analysed: AnalysedPicture?
+        let watchedLive: Bool
     }
 
     /// With `condition` held: whether a frame waits.
@@ -227,7 +232,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
                 }
             }
         return Job(image: waiting.image, gray: waiting.gray, capturedAt: waiting.capturedAt, hints: hints, fine: waiting.fine,
-                   analysed: waiting.analysed)
+                   analysed: waiting.analysed, watchedLive: waiting.watchedLive)
     }
 
     /// What a pass found, in the picture it read.
@@ -238,6 +243,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         let start = MonotonicClock.nanos()
         let outcome = Swift.Result { () throws -> Found in
             let image = try job.image.read()
+            detector.pace(watchedLive: job.watchedLive)
             return (try detector.detect(in: image, smaller: job.analysed?.image, gray: job.gray, limit: limit,
                                         hints: job.hints, fine: job.fine), image)
         }

@@ -77,9 +77,17 @@ public protocol FaceDetector: AnyObject {
     /// the frame itself is read only around faces. Faces are in frame pixels.
     func detect(in frame: ImageBuffer, smaller: ImageBuffer?, gray: ImageBuffer?, limit: Int,
                 hints: [FaceObservation], fine: Int?) throws -> [FaceObservation]
+    /// Whether someone watches the faces of the passes that follow live (a
+    /// viewer, a relay, a broker) or only events follow them: a detector may
+    /// look at single faces less often then (YuNet: its landmark re-reads and
+    /// smile and eyes readings). Called on the detecting thread before a pass.
+    func pace(watchedLive: Bool)
 }
 
 extension FaceDetector {
+    /// Detectors that pace nothing by who watches ignore it.
+    public func pace(watchedLive: Bool) {}
+
     /// Detectors that have no use for a smaller copy ignore it.
     public func detect(in frame: ImageBuffer, smaller: ImageBuffer?, gray: ImageBuffer?, limit: Int,
                        hints: [FaceObservation], fine: Int?) throws -> [FaceObservation] {

@@ -204,7 +204,11 @@ final class HintRecordingDetector: FaceDetector, @unchecked Sendable {
     let name = "hint-recorder"
     let lock = NSLock()
     private var seen: [[FaceObservation]] = []
+    private var paced: [Bool] = []
     var hintsSeen: [[FaceObservation]] { lock.withLock { seen } }
+    /// `watchedLive` of each `pace` call, in order.
+    var pacesSeen: [Bool] { lock.withLock { paced } }
+    func pace(watchedLive: Bool) { lock.withLock { paced.append(watchedLive) } }
     static let face = FaceObservation(box: PixelRect(x: 100, y: 80, w: 60, h: 70), score: 0.9)
     func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] { [Self.face] }
     func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int, hints: [FaceObservation], fine: Int?) throws
@@ -261,5 +265,18 @@ struct FaceDetectionWorkerTests {
         worker.offer(image, gray: nil, capturedAt: 2, hints: [moved])
         #expect(waitForPasses(detector, 2))
         #expect(detector.hintsSeen[1].map(\.box.x) == [moved.box.x], "one hint, where the tracker has the face")
+    }
+
+    @Test("each pass is paced by whether its offer was watched live, before it runs")
+    func passesArePacedByTheirOffer() throws {
+        let detector = HintRecordingDetector()
+        let worker = FaceDetectionWorker(detector: detector, limit: 10)
+        defer { worker.stop() }
+        let image = ImageBuffer(width: 160, height: 120)
+        for (index, live) in [false, true, false].enumerated() {
+            worker.offer(image, gray: nil, capturedAt: Double(index + 1), watchedLive: live)
+            #expect(waitForPasses(detector, index + 1))
+        }
+        #expect(detector.pacesSeen == [false, true, false])
     }
 }
