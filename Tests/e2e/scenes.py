@@ -63,12 +63,12 @@ def jpeg_bytes(image: Image.Image, quality: int = 85) -> bytes:
 
 
 def comings_and_goings(path: Path, template: Image.Image, face: Image.Image, *, fps: int = 10,
-                       width: int = 640, height: int = 480) -> list[dict]:
-    """An 11 s loop: 1.5 s empty, the template for 3 s (drifting right), 1.5 s empty,
-    the face for 3 s, 2 s empty. Returns per frame: {"template": box|None, "face": box|None},
+                       width: int = 640, height: int = 480, head_seconds: float = 1.5) -> list[dict]:
+    """An 11 s loop: 1.5 s empty (`head_seconds`), the template for 3 s (drifting right), 1.5 s
+    empty, the face for 3 s, 2 s empty. Returns per frame: {"template": box|None, "face": box|None},
     boxes normalized [x, y, w, h]."""
     background = textured_background(width, height)
-    timeline = [(1.5, None), (3.0, "template"), (1.5, None), (3.0, "face"), (2.0, None)]
+    timeline = [(head_seconds, None), (3.0, "template"), (1.5, None), (3.0, "face"), (2.0, None)]
     frames, truth = [], []
     for seconds, what in timeline:
         count = int(round(seconds * fps))
