@@ -13,19 +13,23 @@ struct ShapeModelCacheTests {
         return folder
     }
 
-    func points(_ model: FaceShapeModel) throws -> [[Double]] {
+    /// The upright crops of the faces (40 px and more) in three photos, found once per test.
+    func crops() throws -> [UprightFaceCrop] {
         let detector = try YuNetDetectorTests.detector()
-        var all: [[Double]] = []
+        var all: [UprightFaceCrop] = []
         for file in ["grace_hopper.jpg"] + FaceTestData.labelledPhotos.prefix(2) {
             let image = try FaceTestData.image(file)
             let gray = try ImageOps.gray(image)
             for face in try detector.detect(in: image, gray: gray, limit: 5) where face.box.w >= 40 {
                 let landmarks = try #require(face.landmarks)
-                let crop = try #require(try UprightFaceCrop(gray: gray, landmarks: landmarks))
-                all.append(try model.fit(crop).points.flatMap { [$0.x, $0.y] })
+                all.append(try #require(try UprightFaceCrop(gray: gray, landmarks: landmarks)))
             }
         }
         return all
+    }
+
+    func points(_ model: FaceShapeModel, on crops: [UprightFaceCrop]) throws -> [[Double]] {
+        try crops.map { try model.fit($0).points.flatMap { [$0.x, $0.y] } }
     }
 
     @Test("the first load writes the cache, the second reads it, and both place the same points", .enabled(if: FaceShapeTests.hasModel, FaceShapeTests.noModel))
@@ -40,7 +44,8 @@ struct ShapeModelCacheTests {
         let size = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
         #expect(size > 1_000_000 && size < 30_000_000, "the compact form is about 10 MB, got \(size)")
         let cached = try FaceShapeModel(path: Self.modelPath, cache: cache)
-        let first = try points(compacted), second = try points(cached)
+        let faces = try crops()
+        let first = try points(compacted, on: faces), second = try points(cached, on: faces)
         #expect(first.count >= 3)
         #expect(first == second)
         // Nothing but the cache file itself is left in the folder (no partial files).
@@ -52,13 +57,14 @@ struct ShapeModelCacheTests {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let cache = ShapeModelCache(directory: folder)
-        let good = try points(FaceShapeModel(path: Self.modelPath, cache: cache))
+        let faces = try crops()
+        let good = try points(FaceShapeModel(path: Self.modelPath, cache: cache), on: faces)
         let file = try #require(cache.file(for: Self.modelPath))
         let whole = try Data(contentsOf: URL(fileURLWithPath: file))
         for broken in [whole.prefix(whole.count / 2), Data(repeating: 0x41, count: 4096), Data()] {
             try broken.write(to: URL(fileURLWithPath: file))
             #expect(cache.read(for: Self.modelPath) == nil)
-            #expect(try points(FaceShapeModel(path: Self.modelPath, cache: cache)) == good)
+            #expect(try points(FaceShapeModel(path: Self.modelPath, cache: cache), on: faces) == good)
             #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == whole)
         }
     }
