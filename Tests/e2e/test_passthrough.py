@@ -317,9 +317,11 @@ def test_an_mjpeg_sources_own_jpegs_reach_jpeg_viewers_and_the_mjpeg_stream_unch
     assert server.state()["stages"]["encode"]["count"] == 0, "no JPEG was encoded"
 
 
-def test_clips_of_an_mjpeg_source_cost_no_encoder_between_events(sightline, tmp_path, video, testdata):
+@pytest.mark.parametrize("codec", ["mjpeg", "mpeg4"])
+def test_clips_of_an_mjpeg_source_cost_no_encoder_between_events(sightline, tmp_path, video, testdata, codec):
     """Between events the H.264 sink keeps an MJPEG source's own JPEGs instead of encoding
-    them; an event's clip still starts its pre-capture (3 s) before the event, from an IDR,
+    them (mpeg4: a source with no encoding to pass on, whose frames it keeps as JPEGs it
+    makes); an event's clip still starts its pre-capture (3 s) before the event, from an IDR,
     with every frame's SEI: the kept JPEGs are encoded once the clip wants them."""
     from test_clips import listed, server_args, wait_for
     from clipfile import read_clip
@@ -333,9 +335,14 @@ def test_clips_of_an_mjpeg_source_cost_no_encoder_between_events(sightline, tmp_
     face = Image.open(testdata / "faces" / "grace_hopper.jpg")
     comings_and_goings(source, Image.open(template_path).convert("RGB"),
                        face.convert("RGB").crop((90, 30, 430, 430)).resize((190, 224)), head_seconds=5.0)
+    if codec != "mjpeg":
+        made = tmp_path / f"late-template-{codec}.avi"
+        subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(source), "-c:v", codec, "-q:v", "2", str(made)],
+                       check=True, timeout=120)
+        source = made
     server = sightline(*server_args(tmp_path, video), source=f"file:{source}")
     server.wait_live()
-    assert server.state()["source"]["passedOn"] == "mjpeg"
+    assert server.state()["source"].get("passedOn") == ("mjpeg" if codec == "mjpeg" else None), server.state()["source"]
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and server.state()["frames"]["captured"] < 10:
         time.sleep(0.05)
