@@ -59,19 +59,25 @@ def broker(tmp_path):
     b.stop()
 
 
-@pytest.fixture
-def video(tmp_path, testdata):
-    """The comings-and-goings video and its template (as test_events.py makes them)."""
-    yunet_model()
+def make_video(tmp_path, testdata, name: str = "comings-and-goings.avi", head_seconds: float = 1.5):
+    """The comings-and-goings MJPEG video (`head_seconds` before the template comes) and its
+    template: (video, template), both in `tmp_path`."""
     template = Image.open(testdata / "templates" / "opencv-logo.png").convert("RGB")
     template = template.resize((110, int(110 * template.height / template.width)))
     face = Image.open(testdata / "faces" / "grace_hopper.jpg").convert("RGB").crop((90, 30, 430, 430))
     face = face.resize((190, 224))
-    path = tmp_path / "comings-and-goings.avi"
-    comings_and_goings(path, template, face)
+    path = tmp_path / name
+    comings_and_goings(path, template, face, head_seconds=head_seconds)
     template_path = tmp_path / "logo.png"
     template.save(template_path)
     return path, template_path
+
+
+@pytest.fixture
+def video(tmp_path, testdata):
+    """The comings-and-goings video and its template (as test_events.py makes them)."""
+    yunet_model()
+    return make_video(tmp_path, testdata)
 
 
 def write_config(path: Path, *, mqtt_port: int | None = None, clips: bool = True) -> Path:

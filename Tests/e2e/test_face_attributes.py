@@ -190,14 +190,14 @@ def test_open_eyes_shrunk_to_small_faces_are_not_called_closed(labelled, tmp_pat
         x, y, w, h = entry["box"]
         cx, cy = x + w / 2, y + h / 2
         around = photo.crop((int(cx - 1.5 * w), int(cy - 1.5 * h), int(cx + 1.5 * w), int(cy + 1.5 * h)))
-        for width in [(44, 48, 52)[len(shrunk) % 3]]:
-            scale = width / w
-            small = around.resize((round(around.width * scale), round(around.height * scale)), Image.BILINEAR)
-            canvas = Image.new("RGB", (320, 240), (128, 128, 128))
-            canvas.paste(small, (160 - small.width // 2, 120 - small.height // 2))
-            path = tmp_path / f"open{index}_{width}.jpg"
-            canvas.save(path, quality=70)
-            shrunk.append((path, width))
+        width = (44, 48, 52)[len(shrunk) % 3]
+        scale = width / w
+        small = around.resize((round(around.width * scale), round(around.height * scale)), Image.BILINEAR)
+        canvas = Image.new("RGB", (320, 240), (128, 128, 128))
+        canvas.paste(small, (160 - small.width // 2, 120 - small.height // 2))
+        path = tmp_path / f"open{index}_{width}.jpg"
+        canvas.save(path, quality=70)
+        shrunk.append((path, width))
     assert len(shrunk) >= 50, "too few open-eyed faces of 100 px or more in the labels"
     results = detect([p for p, _ in shrunk])
     judged = []

@@ -323,18 +323,12 @@ def test_clips_of_an_mjpeg_source_cost_no_encoder_between_events(sightline, tmp_
     them (mpeg4: a source with no encoding to pass on, whose frames it keeps as JPEGs it
     makes); an event's clip still starts its pre-capture (3 s) before the event, from an IDR,
     with every frame's SEI: the kept JPEGs are encoded once the clip wants them."""
-    from test_clips import listed, server_args, wait_for
+    from test_clips import listed, make_video, server_args, wait_for
     from clipfile import read_clip
-    from scenes import comings_and_goings
-    from PIL import Image
     # The comings-and-goings video with 5 s before the template comes (not 1.5): the look before
     # any event has 3.5 s to be taken in however slowly the machine answers (a 0.5 s window
     # once failed), and the first event has its whole pre-capture before it.
-    _, template_path = video
-    source = tmp_path / "late-template.avi"
-    face = Image.open(testdata / "faces" / "grace_hopper.jpg")
-    comings_and_goings(source, Image.open(template_path).convert("RGB"),
-                       face.convert("RGB").crop((90, 30, 430, 430)).resize((190, 224)), head_seconds=5.0)
+    source, _ = make_video(tmp_path, testdata, name="late-template.avi", head_seconds=5.0)
     if codec != "mjpeg":
         made = tmp_path / f"late-template-{codec}.avi"
         subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(source), "-c:v", codec, "-q:v", "2", str(made)],

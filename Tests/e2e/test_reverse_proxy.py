@@ -212,14 +212,21 @@ def test_a_connection_refused_for_too_many_unfinished_ones_gets_a_503(sightline)
             s.close()
     # The server sees the idle sockets close on its next turns: the address is served again
     # then (a bounded wait; 503 until it has).
-    deadline = time.monotonic() + 10
-    status = None
+    statuses = statuses_until_served(server.port, in_a_row=1)
+    assert statuses[-1] == 200, "the address is served again once its idle connections are gone"
+
+
+def statuses_until_served(port: int, in_a_row: int, seconds: float = 10) -> list[int]:
+    """GETs /api/state from 127.0.0.1 every 0.1 s until `in_a_row` answers in a row are 200, or
+    `seconds` pass (bounded); the statuses in order."""
+    deadline = time.monotonic() + seconds
+    statuses = []
     while time.monotonic() < deadline:
-        status, _ = get_from("127.0.0.1", server.port, "/api/state", {})
-        if status == 200:
+        statuses.append(get_from("127.0.0.1", port, "/api/state", {})[0])
+        if statuses[-in_a_row:] == [200] * in_a_row:
             break
         time.sleep(0.1)
-    assert status == 200, "the address is served again once its idle connections are gone"
+    return statuses
 
 
 def test_connections_closed_before_their_headers_never_lock_their_address_out(sightline):
@@ -236,12 +243,5 @@ def test_connections_closed_before_their_headers_never_lock_their_address_out(si
     for s in idle:
         s.close()
     # Bounded: the server closes them on its next turns; until then 503 is right.
-    deadline = time.monotonic() + 10
-    statuses = []
-    while time.monotonic() < deadline:
-        status, _ = get_from("127.0.0.1", server.port, "/api/state", {})
-        statuses.append(status)
-        if statuses[-3:] == [200, 200, 200]:
-            break
-        time.sleep(0.1)
+    statuses = statuses_until_served(server.port, in_a_row=3)
     assert statuses[-3:] == [200, 200, 200], f"the address stayed refused: {statuses[-10:]}"

@@ -116,23 +116,14 @@ final class ConnectionAdmission {
     /// Any thread (pure): whether `fd` is a connected socket whose local port
     /// is `port` and whose peer is `address`.
     static func isConnection(_ fd: Int32, from address: String, acceptedOn port: UInt16?) -> Bool {
-        guard let port, localPort(fd) == port else { return false }
-        var peer = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let known = withUnsafeMutablePointer(to: &peer) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) == 0 ? addressText($0) : nil }
-        }
+        guard let port, localPort(fd) == port, var peer = socketAddress(fd, getpeername) else { return false }
+        let known = withUnsafePointer(to: &peer) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { addressText($0) } }
         return known == address
     }
 
     /// Any thread (pure): the local port of the socket `fd` (nil when it is not an IP socket).
     static func localPort(_ fd: Int32) -> UInt16? {
-        var local = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let read = withUnsafeMutablePointer(to: &local) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) == 0 }
-        }
-        guard read else { return nil }
+        guard var local = socketAddress(fd, getsockname) else { return nil }
         switch Int32(local.ss_family) {
         case AF_INET:
             return withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) } }
@@ -141,6 +132,18 @@ final class ConnectionAdmission {
         default:
             return nil
         }
+    }
+
+    /// Any thread (pure): the address `call` (getsockname or getpeername) gives for `fd`, nil when it fails.
+    private static func socketAddress(_ fd: Int32,
+                                      _ call: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32)
+        -> sockaddr_storage? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let read = withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(fd, $0, &length) == 0 }
+        }
+        return read ? storage : nil
     }
 
     /// Service thread: a connection finished its headers (or closed).
