@@ -484,6 +484,8 @@ def main() -> int:
                 "droppedLate": b["late"] - a["late"], "droppedSuperseded": b["superseded"] - a["superseded"],
                 "droppedError": b["error"] - a["error"],
                 "facePassesPerSecond": b["faces"].get("passesPerSecond"),
+                "faceCoresByPart": {part: round((seconds - a["faces"].get("passSeconds", {}).get(part, 0)) / span, 4)
+                                    for part, seconds in b["faces"].get("passSeconds", {}).items()},
                 "sourceState": b["source"].get("state"),
                 "encodedFps": {k: (v - a["encoded"].get(k, 0)) / span for k, v in b["encoded"].items()
                                if v - a["encoded"].get(k, 0) > 0},

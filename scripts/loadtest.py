@@ -136,6 +136,15 @@ def iou(a, b):
     return inter / union if union > 0 else 0.0
 
 
+def face_cores_by_part(s0: dict | None, s1: dict, dt: float | None) -> dict | None:
+    """Each part of the face passes (faces.passSeconds) as cores over the window."""
+    a = ((s0 or {}).get("faces") or {}).get("passSeconds")
+    b = (s1.get("faces") or {}).get("passSeconds")
+    if not a or not b or not dt:
+        return None
+    return {part: round((b[part] - a.get(part, 0)) / dt, 4) for part in b}
+
+
 def score_faces(c: "Client", meta: dict, jpeg: bytes) -> None:
     """Matches the frame's face boxes against its ground truth (greedy, IoU >= 0.4)."""
     import io
@@ -435,6 +444,10 @@ def main():
             "faceDetectionsPerSecond": round(
                 (s1["stages"]["faceDetect"]["count"] - s0["stages"]["faceDetect"]["count"]) / dt, 2)
             if s0 and dt and "faceDetect" in s1.get("stages", {}) and "faceDetect" in s0.get("stages", {}) else None,
+            # Cores by part of the face passes over the window (/api/state faces.passSeconds).
+            "faceCoresByPart": face_cores_by_part(s0, s1, dt),
+            "facePassCounts": {k: v - ((s0 or {}).get("faces") or {}).get("passCounts", {}).get(k, 0)
+                               for k, v in ((s1.get("faces") or {}).get("passCounts") or {}).items()},
         },
         "errors": sum(len(c.errors) for c in clients),
     }

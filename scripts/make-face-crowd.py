@@ -12,6 +12,12 @@ moves on every frame. Each frame carries its index as make-face-pan.py draws it.
   scripts/make-face-crowd.py OUT.avi --faces lfw     (a second crowd, none of it from ../shared:
       scikit-image's Labeled Faces in the Wild sample (25x25 gray faces) enlarged to 45-80 px,
       48 of them in 6 rows of 8 on its brick photo, another seed and pan; about 25 in view)
+  scripts/make-face-crowd.py OUT.avi --faces people  (issue 41's pan, none of it from ../shared:
+      15 faces of 15 people from the labelled photos of scripts/fetch-labelled-faces.sh
+      (PyPI packages' and dlib's test photos, faces at least 60 px there), each 80-150 px,
+      in 3 rows of 5 on a 1000x640 wall of scikit-image's brick photo with the demo template
+      in the middle; the window moves 1-3 px a frame, about 6-8 faces in view. OUT.truth.json
+      is in scripts/loadtest.py's --truth format: the faces wholly in the frame.)
 
 Then, for example:
   scripts/loadtest.py --spawn --source file:OUT.avi --clients 10 --seconds 60 \\
@@ -83,14 +89,78 @@ def lfw_wall(rng: random.Random) -> tuple[Image.Image, int]:
     return wall, placed
 
 
+def people_wall(rng: random.Random) -> tuple[Image.Image, list[list[float]]]:
+    """15 labelled faces of different people (a face at least 60 px wide in its photo; one a
+    photo, the first in the labels' order) scaled to 80-150 px, each with its surroundings
+    (0.35 of its width on each side), on a 1000x640 wall; the demo template pasted in the
+    middle. Returns the wall and each face's box in wall pixels."""
+    labels = json.loads((REPO / "Tests" / "e2e" / "face_attribute_labels.json").read_text())
+    photos = REPO / ".build" / "labelled-faces"
+    picked, seen = [], set()
+    for entry in labels["faces"]:
+        if entry["source"] != "labelled" or entry["box"][2] < 60 or entry["photo"] in seen:
+            continue
+        if not (photos / entry["photo"]).exists():
+            sys.exit(f"{photos / entry['photo']} is missing: run scripts/fetch-labelled-faces.sh")
+        seen.add(entry["photo"])
+        picked.append(entry)
+        if len(picked) == 20:
+            break
+    wall = Image.fromarray(data.brick()).convert("RGB").resize((920, 660))
+    boxes = []
+    for index, entry in enumerate(picked):
+        photo = Image.open(photos / entry["photo"]).convert("RGB")
+        x, y, w, h = entry["box"]
+        margin = round(w * 0.2)
+        crop = photo.crop((x - margin, y - margin, x + w + margin, y + h + margin))
+        width = rng.randint(80, 130) if index % 3 else rng.randint(120, 150)
+        scale = width / w
+        tile = crop.resize((max(1, round(crop.width * scale)), max(1, round(crop.height * scale))), Image.LANCZOS)
+        column, row = index % 5, index // 5
+        left = 8 + column * 182 + rng.randint(-5, 5)
+        top = 6 + row * 162 + rng.randint(-5, 5)
+        wall.paste(tile, (left, top))
+        boxes.append([left + margin * scale, top + margin * scale, w * scale, h * scale])
+    template = Image.open(REPO / "config" / "demo-template.png").convert("RGB")
+    wall.paste(template, (412, 282))
+    return wall, boxes
+
+
+def people_video(out: Path, seconds: float, fps: int) -> None:
+    """The people wall panned: the 640x480 window on a Lissajous path (periods 15 s across
+    and 19 s down: at most 75 and 26 px/s), every face moving on every frame."""
+    wall, boxes = people_wall(random.Random(41))
+    frames = round(seconds * fps)
+    jpegs, truth = [], []
+    for index in range(frames):
+        t = index / fps
+        left = round((wall.width - 640) / 2 * (1 - math.cos(2 * math.pi * t / 15)))
+        top = round((wall.height - 480) / 2 * (1 - math.cos(2 * math.pi * t / 19)))
+        frame = wall.crop((left, top, left + 640, top + 480))
+        pan.draw_code(frame, index)
+        truth.append([[(x - left) / 640, (y - top) / 480, w / 640, h / 480] for x, y, w, h in boxes
+                      if x - left >= 0 and y - top >= pan.CODE_CELL and x - left + w <= 640 and y - top + h <= 480])
+        buffer = io.BytesIO()
+        frame.save(buffer, format="JPEG", quality=85)
+        jpegs.append(buffer.getvalue())
+    write_mjpeg_avi(out, jpegs, 640, 480, fps)
+    out.with_suffix(".truth.json").write_text(json.dumps({"fps": fps, "width": 640, "height": 480, "frames": truth}))
+    seen = [len(faces) for faces in truth]
+    print(f"{out}: {frames} frames, {len(boxes)} faces, {min(seen)}-{max(seen)} wholly in view "
+          f"(mean {sum(seen) / len(seen):.1f})", file=sys.stderr)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", type=Path)
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--fps", type=int, default=25)
     parser.add_argument("--shared", type=Path, default=REPO.parent / "shared")
-    parser.add_argument("--faces", choices=["shared", "lfw"], default="shared")
+    parser.add_argument("--faces", choices=["shared", "lfw", "people"], default="shared")
     args = parser.parse_args()
+    if args.faces == "people":
+        people_video(args.out, args.seconds, args.fps)
+        return
     if args.faces == "lfw":
         rng = random.Random(2801)
         wall, placed = lfw_wall(rng)

@@ -47,6 +47,12 @@ public struct ServerState: Codable, Sendable {
         /// and quick ones on a cut's own frame.
         public var finePasses: UInt64?
         public var cutFramePasses: UInt64?
+        /// Where the passes' time went since the start, in seconds by part
+        /// (`FacePassSeconds`: read, detect, crops, personCheck, attributes,
+        /// other, recognition): over a window, each part's cores.
+        public var passSeconds: [String: Double]?
+        /// What those passes read, counted since the start (`FacePassSeconds.counts`).
+        public var passCounts: [String: UInt64]?
         /// The pacing settings: passes a second at most, and when still or unwatched.
         public var maxRate: Double?
         public var idleRate: Double?
@@ -120,6 +126,10 @@ public struct ServerState: Codable, Sendable {
             self.faces?.sceneCuts = stats.faceSceneCuts
             self.faces?.finePasses = stats.faceFinePasses
             self.faces?.cutFramePasses = stats.faceCutFramePasses
+            self.faces?.passSeconds = Dictionary(uniqueKeysWithValues: stats.facePassSeconds.parts.map {
+                ($0.name, $0.seconds.rounded(toPlaces: 4))
+            })
+            self.faces?.passCounts = Dictionary(uniqueKeysWithValues: stats.facePassSeconds.counts.map { ($0.name, $0.count) })
         }
         self.sinks = sinks
         let failures = Dictionary(uniqueKeysWithValues: StorageArea.allCases.map {

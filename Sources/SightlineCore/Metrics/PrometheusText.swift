@@ -99,6 +99,14 @@ private struct Exposition {
 
     func counter(_ name: String, _ help: String, _ value: UInt64) { counter(name, help, [([], value)]) }
 
+    /// A counter of seconds (or any amount that is not whole).
+    func counter(_ name: String, _ help: String, _ samples: [([(String, String)], Double)]) {
+        let descriptor = MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
+        for (labels, value) in samples {
+            registry.makeCounter(descriptor: descriptor, labels: base + labels).increment(by: max(0, value))
+        }
+    }
+
     func gauge(_ name: String, _ help: String, _ samples: [([(String, String)], Double)]) {
         let descriptor = MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
         for (labels, value) in samples { registry.makeGauge(descriptor: descriptor, labels: base + labels).set(value) }
@@ -150,6 +158,9 @@ private struct Exposition {
             counter("sightline_face_cut_frame_passes_total", "Of the face detection passes: quick ones on a cut's own frame.",
                     stats.faceCutFramePasses)
             counter("sightline_face_scene_cuts_total", "Cuts to another picture; each ended every face track.", stats.faceSceneCuts)
+            counter("sightline_face_pass_seconds_total",
+                    "Face passes' time by part: read, detect, crops, personCheck, attributes, other (the face thread) and recognition (the pipeline thread).",
+                    stats.facePassSeconds.parts.map { ([("part", $0.name)], $0.seconds) })
         }
         counter("sightline_storage_write_failures_total",
                 "Writes to the data directory that failed (a full disk, permissions), by what they were for.",

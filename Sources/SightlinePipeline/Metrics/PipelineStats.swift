@@ -61,6 +61,8 @@ public final class PipelineStats: Sendable {
         /// passes on the frame of a cut on the pipeline thread.
         public var faceFinePasses: UInt64 = 0
         public var faceCutFramePasses: UInt64 = 0
+        /// Where the face passes' time went, part by part, summed since the start.
+        public var facePassSeconds = FacePassSeconds()
         /// Writes to the data directory that failed (a full disk, permissions), by what they were for.
         public var storageWriteFailures: [StorageArea: UInt64] = [:]
     }
@@ -131,6 +133,13 @@ public final class PipelineStats: Sendable {
     /// Pipeline thread: a finished pass was a fine one.
     public func faceFinePass() {
         state.withLock { $0.data.faceFinePasses += 1 }
+    }
+
+    /// Pipeline thread: a face pass's result was taken; `profile` is where
+    /// its `seconds` went on the face thread, `recognitionSeconds` what its
+    /// faces then cost here (recognition and enrollment, `FaceService`).
+    public func facePassParts(_ profile: FacePassProfile, seconds: Double, recognitionSeconds: Double) {
+        state.withLock { $0.data.facePassSeconds.add(profile, seconds: seconds, recognitionSeconds: recognitionSeconds) }
     }
 
     /// Pipeline thread: a quick pass ran on a cut's frame.

@@ -144,7 +144,10 @@ public final class FaceStage: PipelineStage {
             // faces were found in, where their landmarks are.
             let detected = tracker.update(found.observations, at: found.capturedAt)
             lastPassSettled = Set(detected.map(\.id)) == shownIDs
+            let recognitionStart = MonotonicClock.nanos()
             _ = service.process(detected, frame: found.image, gray: found.gray, at: found.capturedAt)
+            stats?.facePassParts(found.profile, seconds: found.seconds,
+                                 recognitionSeconds: Double(MonotonicClock.nanos() - recognitionStart) / 1e9)
         }
         if flow != nil { try follow(&context, found: found) }
         let tracked = tracker.predict(at: frame.capturedAt)
@@ -205,6 +208,7 @@ public final class FaceStage: PipelineStage {
         let capturedAt: Double
         let seconds: Double
         let fine: Bool
+        let profile: FacePassProfile
     }
 
     /// A pass's result with its faces on the analysed copy of its frame when it
@@ -216,11 +220,11 @@ public final class FaceStage: PipelineStage {
     private func onAnalysedPicture(_ result: FaceDetectionWorker.Result) -> Pass {
         guard let copy = result.analysed, copy.image.width != result.image.width else {
             return Pass(observations: result.observations, image: result.image, gray: result.gray,
-                        capturedAt: result.capturedAt, seconds: result.seconds, fine: result.fine)
+                        capturedAt: result.capturedAt, seconds: result.seconds, fine: result.fine, profile: result.profile)
         }
         let factor = Double(copy.image.width) / Double(result.image.width)
         return Pass(observations: result.observations.map { $0.scaled(by: factor) }, image: copy.image, gray: copy.gray,
-                    capturedAt: result.capturedAt, seconds: result.seconds, fine: result.fine)
+                    capturedAt: result.capturedAt, seconds: result.seconds, fine: result.fine, profile: result.profile)
     }
 
     /// The faces of a new picture (a cut, or the first frame) on its own first frame: a quick pass

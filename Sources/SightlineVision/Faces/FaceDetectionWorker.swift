@@ -31,6 +31,9 @@ public final class FaceDetectionWorker: @unchecked Sendable {
         public let fine: Bool
         /// `offer`'s `analysed`, as it was handed over with this frame.
         public let analysed: AnalysedPicture?
+        /// Where the pass's time went (reading its picture, then the
+        /// detector's parts; a detector that times none counts as detection).
+        public let profile: FacePassProfile
         /// Its number among the worker's passes.
         let pass: UInt64
     }
@@ -235,17 +238,22 @@ public final class FaceDetectionWorker: @unchecked Sendable {
                    analysed: waiting.analysed, watchedLive: waiting.watchedLive)
     }
 
-    /// What a pass found, in the picture it read.
-    typealias Found = (faces: [FaceObservation], image: ImageBuffer)
+    /// What a pass found, in the picture it read, and where its time went.
+    typealias Found = (faces: [FaceObservation], image: ImageBuffer, profile: FacePassProfile)
 
     /// The detecting thread, without the lock: runs the detector on `job`.
     func detect(_ job: Job) -> (outcome: Swift.Result<Found, Error>, seconds: Double) {
         let start = MonotonicClock.nanos()
         let outcome = Swift.Result { () throws -> Found in
             let image = try job.image.read()
+            let read = MonotonicClock.nanos()
             detector.pace(watchedLive: job.watchedLive)
-            return (try detector.detect(in: image, smaller: job.analysed?.image, gray: job.gray, limit: limit,
-                                        hints: job.hints, fine: job.fine), image)
+            let faces = try detector.detect(in: image, smaller: job.analysed?.image, gray: job.gray, limit: limit,
+                                            hints: job.hints, fine: job.fine)
+            var profile = detector.lastPassProfile
+                ?? FacePassProfile(wholePass: Double(MonotonicClock.nanos() - read) / 1e9)
+            profile.readSeconds = Double(read - start) / 1e9
+            return (faces, image, profile)
         }
         return (outcome, Double(MonotonicClock.nanos() - start) / 1e9)
     }
@@ -262,7 +270,7 @@ public final class FaceDetectionWorker: @unchecked Sendable {
             previous = (found.faces, job.capturedAt, passes)
             result = Result(observations: found.faces, image: found.image, gray: job.gray,
                             capturedAt: job.capturedAt, seconds: done.seconds, fine: job.fine != nil,
-                            analysed: job.analysed, pass: passes)
+                            analysed: job.analysed, profile: found.profile, pass: passes)
         case .failure(let error):
             failure = error
         }

@@ -82,11 +82,17 @@ public protocol FaceDetector: AnyObject {
     /// look at single faces less often then (YuNet: its landmark re-reads and
     /// smile and eyes readings). Called on the detecting thread before a pass.
     func pace(watchedLive: Bool)
+    /// Where the last pass's time went, part by part (nil: the detector
+    /// times no parts). Read on the detecting thread after a pass.
+    var lastPassProfile: FacePassProfile? { get }
 }
 
 extension FaceDetector {
     /// Detectors that pace nothing by who watches ignore it.
     public func pace(watchedLive: Bool) {}
+
+    /// Detectors that time no parts.
+    public var lastPassProfile: FacePassProfile? { nil }
 
     /// Detectors that have no use for a smaller copy ignore it.
     public func detect(in frame: ImageBuffer, smaller: ImageBuffer?, gray: ImageBuffer?, limit: Int,

@@ -19,6 +19,11 @@ public struct FacePassProfile: Sendable, Equatable, Codable {
     /// (part of `personCheckSeconds` and `attributeSeconds`).
     public var uprightCropSeconds = 0.0
 
+    /// Reading the pass's picture: a frame's pixels at the size the pass
+    /// reads (`FaceDetectionWorker.Input`), before the detector starts.
+    /// Set by the worker, not the detector.
+    public var readSeconds = 0.0
+
     /// Whether a fine pass ran.
     public var finePass = false
     /// Missed tracks a confirming crop found again.
@@ -30,11 +35,18 @@ public struct FacePassProfile: Sendable, Equatable, Codable {
     public var refused = 0
     /// Faces read for smile and eyes.
     public var attributeReads = 0
+    /// Forward passes of the network on single-face crops (confirmations and re-reads).
+    public var cropForwards = 0
 
     public init() {}
 
     /// The whole pass's measured seconds (`uprightCropSeconds` is counted in its parts).
-    public var seconds: Double { detectSeconds + cropSeconds + personCheckSeconds + attributeSeconds }
+    public var seconds: Double { readSeconds + detectSeconds + cropSeconds + personCheckSeconds + attributeSeconds }
+
+    /// A detector that times no parts (Haar): the whole pass is its detection.
+    public init(wholePass seconds: Double) {
+        detectSeconds = seconds
+    }
 
     /// Runs `body`, adding its time to the part at `part`.
     package mutating func timed<T>(_ part: WritableKeyPath<FacePassProfile, Double>, _ body: () throws -> T) rethrows -> T {

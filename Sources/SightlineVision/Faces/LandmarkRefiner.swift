@@ -21,6 +21,11 @@ final class LandmarkRefiner {
     /// found so far, until the crop face is upright within `uprightTolerance`.
     static let defaultMaxPasses = 3
     static let uprightTolerance = 1.5
+    /// Live re-reading's tolerance before a second crop: two readings of a
+    /// still head scatter by up to 3 degrees (see `LandmarkRereadSchedule`),
+    /// and at 1.5 a second crop followed 46 % of the first ones on a pan of
+    /// still heads, chasing that scatter.
+    static let liveUprightBase = 3.0
     var cropSize = defaultCropSize
     /// Side of the crop of the live, tracked case (`refineFromTrack`).
     var trackedCropSize = defaultCropSize
@@ -111,7 +116,7 @@ final class LandmarkRefiner {
     /// there follows the scatter, not a lean (on the pan video, four first
     /// crops in five were followed by a second before this).
     static func liveUprightTolerance(width: Double) -> Double {
-        uprightTolerance * max(1, steadyReferenceWidth / max(1, width))
+        liveUprightBase * max(1, steadyReferenceWidth / max(1, width))
     }
 
     /// Faces at least this wide (pixels) are held to the fixed tolerances

@@ -44,7 +44,7 @@ public final class YuNetDetector: FaceDetector {
         /// two readings, the track at the last one and the track now all
         /// within `steadyRollDegrees`; most faces, most of the time) waits
         /// this many times `refineEverySeconds` instead.
-        public var steadyRefineFactor = 5.0
+        public var steadyRefineFactor = 20.0
         public var steadyRollDegrees = 1.5
         /// When nothing is found, look again on copies turned by these angles
         /// (for strongly tilted faces). Costs one pass per angle on empty frames,
@@ -144,6 +144,7 @@ public final class YuNetDetector: FaceDetector {
     private var fineTurns: FineTurnSchedule
     /// What the last pass did and where its time went.
     public private(set) var lastPass = FacePassProfile()
+    public var lastPassProfile: FacePassProfile? { lastPass }
 
     /// `models`: loaded parts shared with other cameras' detectors, all used
     /// on one thread (`FaceSharing`); nil: loaded for this detector alone.
@@ -214,7 +215,11 @@ public final class YuNetDetector: FaceDetector {
         }
         defer { frameWide = nil }
         var profile = FacePassProfile()
-        defer { lastPass = profile }
+        let forwardsBefore = refiner.forwardPasses
+        defer {
+            profile.cropForwards = refiner.forwardPasses - forwardsBefore
+            lastPass = profile
+        }
         guard limit > 0, let region = searchRegion(frame) else { return [] }
         var crowd = CrowdBudget(options, tracked: hints.count)
         var (faces, turnedFrom) = try findFaces(in: frame, region: region, limit: limit, hints: hints, fine: fine,
@@ -397,7 +402,7 @@ public final class YuNetDetector: FaceDetector {
                 rereadSchedule.record(.init(box: faces[index].box, at: now, tracked: hint,
                                             reading: FaceGeometry.withPose(faces[index]).roll,
                                             previousReading: hint == nil ? nil : last?.reading,
-                                            waited: interval ?? options.refineEverySeconds))
+                                            waited: interval ?? rereadSchedule.everySeconds))
             }
         }
     }

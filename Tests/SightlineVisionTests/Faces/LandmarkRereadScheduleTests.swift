@@ -5,8 +5,9 @@ import Testing
 struct LandmarkRereadScheduleTests {
     typealias Reading = LandmarkRereadSchedule.Reading
 
-    static func schedule(every: Double = 0.1, atOnce: Int? = nil) -> LandmarkRereadSchedule {
-        LandmarkRereadSchedule(everySeconds: every, steadyFactor: 5, steadyRollDegrees: 1.5, newFacesReadAtOnce: atOnce)
+    static func schedule(every: Double = 0.1, atOnce: Int? = nil, steadyFactor: Double = 5) -> LandmarkRereadSchedule {
+        LandmarkRereadSchedule(everySeconds: every, steadyFactor: steadyFactor, steadyRollDegrees: 1.5,
+                               newFacesReadAtOnce: atOnce)
     }
 
     static func reading(tracked: Double?, reading: Double?, previous: Double?, waited: Double = 0.5,
@@ -20,30 +21,36 @@ struct LandmarkRereadScheduleTests {
         return false
     }
 
-    @Test("a face whose tracked roll stands still is re-read less and less often, to 5 times less; one that turns, at its own pace")
+    @Test("a face whose tracked roll stands still is re-read less and less often, to 20 times less; one that turns, at its own pace")
     func steadyFacesWaitLonger() {
-        let schedule = Self.schedule()
+        let schedule = Self.schedule(steadyFactor: 20)
         func interval(_ last: Reading, _ tracked: Double) -> Double { schedule.interval(last, tracked: tracked) }
         let still = Self.reading(tracked: 10, reading: 10.4, previous: 9.8)
-        #expect(interval(still, 10.5) == 0.5, "readings agree, the track agrees and stands")
-        // The wait grows by doubling, from the short one to the long one.
-        let waits = [0.1, 0.2, 0.4].map { interval(Self.reading(tracked: 10, reading: 10.4, previous: 9.8, waited: $0), 10.5) }
-        #expect(waits == [0.2, 0.4, 0.5])
+        #expect(interval(still, 10.5) == 2.0, "readings agree, the track agrees and stands")
+        // The wait grows four times with each steady reading, from the short one to the long one.
+        let waits = [0.1, 0.4, 1.6].map { interval(Self.reading(tracked: 10, reading: 10.4, previous: 9.8, waited: $0), 10.5) }
+        #expect(waits == [0.4, 1.6, 2.0])
         #expect(interval(still, 12) == 0.1, "the track moved since")
-        #expect(interval(Self.reading(tracked: 10, reading: 10.4, previous: 7), 10) == 0.1,
+        #expect(interval(Self.reading(tracked: 10, reading: 10.4, previous: 6), 10) == 0.1,
                 "the head turned between the last two readings")
-        #expect(interval(Self.reading(tracked: 12, reading: 10, previous: 10), 12) == 0.1,
+        #expect(interval(Self.reading(tracked: 14, reading: 10, previous: 10), 14) == 0.1,
                 "the last reading corrected the track")
-        #expect(interval(Self.reading(tracked: 10, reading: 10, previous: nil), 10) == 0.1,
-                "one reading says nothing about turning")
-        #expect(interval(Self.reading(tracked: 179.5, reading: -179.8, previous: 179.9), -179.5) == 0.5,
+        #expect(interval(Self.reading(tracked: 12, reading: 10, previous: 10), 12) == 2.0,
+                "2 degrees between a reading and its track is a reading's scatter")
+        #expect(interval(Self.reading(tracked: 10, reading: 10, previous: nil), 10) == 2.0,
+                "a first reading whose track has not turned since")
+        #expect(interval(Self.reading(tracked: nil, reading: 10, previous: nil, waited: 0.1), 10.5) == 0.4,
+                "a new face's first reading, its track started from it and not turned")
+        #expect(interval(Self.reading(tracked: nil, reading: 10, previous: nil, waited: 0.1), 12) == 0.1,
+                "a new face whose track turned since its first reading")
+        #expect(interval(Self.reading(tracked: 179.5, reading: -179.8, previous: 179.9), -179.5) == 2.0,
                 "across ±180°")
-        // A small face's readings scatter more: a 40-pixel face is held to twice the tolerance.
-        #expect(interval(Self.reading(tracked: 10, reading: 12.5, previous: 10), 10) == 0.1,
-                "2.5° is a turn for a 100-pixel face")
-        let small = Self.reading(tracked: 10, reading: 12.5, previous: 10, width: 40)
-        #expect(interval(small, 10) == 0.5, "and scatter for a 40-pixel one")
-        #expect(interval(small, 14) == 0.1, "4° is a turn for it too")
+        // A small face's readings scatter more: a 40-pixel face is held to 2.5 times the tolerance.
+        #expect(interval(Self.reading(tracked: 10, reading: 13.5, previous: 10), 10) == 0.1,
+                "3.5° between readings is a turn for a 100-pixel face")
+        let small = Self.reading(tracked: 10, reading: 13.5, previous: 10, width: 40)
+        #expect(interval(small, 10) == 2.0, "and scatter for a 40-pixel one")
+        #expect(interval(small, 14) == 0.1, "the track turning 4° is a turn for it too")
     }
 
     @Test("a tracked face read moments ago carries its reading (moved to its box); once its interval has nearly passed it is due")
