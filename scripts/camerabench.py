@@ -486,6 +486,8 @@ def main() -> int:
                 "facePassesPerSecond": b["faces"].get("passesPerSecond"),
                 "faceCoresByPart": {part: round((seconds - a["faces"].get("passSeconds", {}).get(part, 0)) / span, 4)
                                     for part, seconds in b["faces"].get("passSeconds", {}).items()},
+                "facePassCounts": {k: v - a["faces"].get("passCounts", {}).get(k, 0)
+                                   for k, v in b["faces"].get("passCounts", {}).items()},
                 "sourceState": b["source"].get("state"),
                 "encodedFps": {k: (v - a["encoded"].get(k, 0)) / span for k, v in b["encoded"].items()
                                if v - a["encoded"].get(k, 0) > 0},
@@ -585,6 +587,11 @@ def print_table(r: dict, names: list[str]) -> None:
         print(f"camera {name}: processed {c['processedFps']:.2f} fps (captured {c['capturedFps']:.2f}; dropped "
               f"{c['droppedLate']} late, {c['droppedSuperseded']} superseded, {c['droppedError']} errors); "
               f"face passes {c['facePassesPerSecond']}/s; H.264 encoded fps: {encoded}")
+        if c.get("faceCoresByPart"):
+            parts = ", ".join(f"{k} {v:.3f}" for k, v in sorted(c["faceCoresByPart"].items(), key=lambda kv: -kv[1])
+                              if v >= 0.0005)
+            counts = ", ".join(f"{k} {v / r['seconds']:.1f}" for k, v in c.get("facePassCounts", {}).items() if v)
+            print(f"  face passes by part, cores: {parts}; a second: {counts}")
         if c["h264SkipsToKeyframe"] or c["h264ViewersOnLow"] or c["jpegViewerSkips"]:
             print(f"  viewers fell behind: {c['h264SkipsToKeyframe']} H.264 moves to a keyframe, "
                   f"{c['h264ViewersOnLow']} H.264 viewer(s) now on the low rendition, "
