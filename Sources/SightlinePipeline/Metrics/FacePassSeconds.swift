@@ -22,14 +22,15 @@ public struct FacePassSeconds: Sendable, Equatable {
     /// Recognition and enrollment of the passes' faces (`FaceService`), on the pipeline thread.
     public var recognition = 0.0
     /// Passes counted, and what they read: confirming crops, landmark
-    /// re-reads, person checks, smile and eyes readings, and the network's
-    /// forward passes on single-face crops.
+    /// re-reads, person checks, smile and eyes readings, the network's
+    /// forward passes on single-face crops, and faces the check refused.
     public var passes: UInt64 = 0
     public var confirmations: UInt64 = 0
     public var rereads: UInt64 = 0
     public var personChecks: UInt64 = 0
     public var attributeReads: UInt64 = 0
     public var cropForwards: UInt64 = 0
+    public var refused: UInt64 = 0
 
     public init() {}
 
@@ -51,12 +52,14 @@ public struct FacePassSeconds: Sendable, Equatable {
         personChecks += UInt64(profile.personChecks)
         attributeReads += UInt64(profile.attributeReads)
         cropForwards += UInt64(profile.cropForwards)
+        refused += UInt64(profile.refused)
     }
 
     /// The counts by name (`/api/state` `faces.passCounts`).
     public var counts: [(name: String, count: UInt64)] {
         [("passes", passes), ("confirmations", confirmations), ("rereads", rereads),
-         ("personChecks", personChecks), ("attributeReads", attributeReads), ("cropForwards", cropForwards)]
+         ("personChecks", personChecks), ("attributeReads", attributeReads), ("cropForwards", cropForwards),
+         ("refused", refused)]
     }
 
     /// The parts by name, as `/api/state` and `/metrics` give them.
