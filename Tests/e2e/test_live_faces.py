@@ -71,4 +71,14 @@ def test_faces_are_found_at_once_gone_at_a_cut_and_keep_their_ids(sightline, tes
     assert faces["passes"] > faces["finePasses"] + faces["cutFramePasses"], faces
     metrics = http_get(server.port, "/metrics")[2].decode()
     assert metric(metrics, "sightline_face_cut_frame_passes_total") == faces['cutFramePasses']
+    # Where the worker's passes spent their time, part by part, and what they read: the frame-wide
+    # detection ran on every pass, the first face of each new picture was read by a crop, and
+    # /metrics gives the same seconds as /api/state.
+    parts, counts = faces["passSeconds"], faces["passCounts"]
+    assert set(parts) == {"read", "detect", "crops", "personCheck", "attributes", "other", "recognition"}, parts
+    assert parts["detect"] > 0 and parts["crops"] > 0, parts
+    assert 0 < counts["passes"] <= faces["passes"], (counts, faces)
+    assert counts["rereads"] >= faces["sceneCuts"] + 1 and counts["cropForwards"] >= counts["rereads"], counts
+    # /metrics is read after /api/state: its seconds are the same or later.
+    assert metric(metrics, "sightline_face_pass_seconds_total", '{part="detect"}') >= parts["detect"] - 1e-3
     server.stop_checked()
