@@ -125,11 +125,12 @@ struct LandmarkRereadSchedule {
     /// `steadyFactor` times that for a face seen to hold still. Steady
     /// takes evidence from the readings, not only from the tracker (whose
     /// roll rate is near 0 at a turning head's extreme, and unknown for a new
-    /// track): the last two readings agree, the track agreed with the last
-    /// one, and the tracked roll has not moved since, each within
-    /// `steadyRollDegrees` (more for a face narrower than
-    /// `steadyReferenceWidth`, whose readings scatter more). The wait doubles with each steady reading (0.1,
-    /// 0.2, 0.4, 0.5 s), so a head that has only just stopped turning, or
+    /// track): the tracked roll has not moved since the last reading by
+    /// `steadyRollDegrees`, and the last two readings, and the track at the
+    /// last one, agree within `readingScatter` times that (more for a face
+    /// narrower than `steadyReferenceWidth`, whose readings scatter more).
+    /// The wait grows `steadyGrowth` times with each steady reading (0.1,
+    /// 0.4, 1.6, 2 s), so a head that has only just stopped turning, or
     /// is at the end of a turn and about to come back, is read again soon
     /// and its track's rate, which trails such a change, is not carried far.
     func interval(_ last: Reading, tracked: Double) -> Double {

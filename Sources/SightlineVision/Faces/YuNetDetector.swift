@@ -40,10 +40,10 @@ public final class YuNetDetector: FaceDetector {
         /// reads roll best; 224 costs half as much, 160 a quarter, each with
         /// a larger roll error (docs/faces.md, "Faces on a budget").
         public var trackedCropSize = LandmarkRefiner.defaultCropSize
-        /// A tracked face seen to hold still (see `LandmarkRereadSchedule.interval`: its last
-        /// two readings, the track at the last one and the track now all
-        /// within `steadyRollDegrees`; most faces, most of the time) waits
-        /// this many times `refineEverySeconds` instead.
+        /// A tracked face seen to hold still (see `LandmarkRereadSchedule.interval`: its
+        /// track not turned by `steadyRollDegrees` since its last reading, its last two
+        /// readings and the track at the last one within twice that; most faces, most
+        /// of the time) waits up to this many times `refineEverySeconds` instead (2 s).
         public var steadyRefineFactor = 20.0
         public var steadyRollDegrees = 1.5
         /// When nothing is found, look again on copies turned by these angles
