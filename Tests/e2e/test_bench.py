@@ -35,8 +35,8 @@ def test_bench_reports_the_graph_serve_runs(sightline, testdata, tmp_path, faces
 
     graph = report["graph"]
     assert graph["source"] == source
-    # The state adds how detection is paced now (mode, passes); the graph has the settings.
-    live = {"mode", "passes", "passesPerSecond", "sceneCuts", "finePasses", "cutFramePasses"}
+    # The state adds how detection is paced now (mode, passes) and where its time went; the graph has the settings.
+    live = {"mode", "passes", "passesPerSecond", "sceneCuts", "finePasses", "cutFramePasses", "passSeconds", "passCounts"}
     served = {k: v for k, v in state["faces"].items() if k not in live} if state.get("faces") else None
     assert graph.get("faces") == served, (graph, state.get("faces"))
     assert graph["templates"] == [t["name"] for t in state["templates"]] == ["box"]
