@@ -136,15 +136,6 @@ def iou(a, b):
     return inter / union if union > 0 else 0.0
 
 
-def face_cores_by_part(s0: dict | None, s1: dict, dt: float | None) -> dict | None:
-    """Each part of the face passes (faces.passSeconds) as cores over the window."""
-    a = ((s0 or {}).get("faces") or {}).get("passSeconds")
-    b = (s1.get("faces") or {}).get("passSeconds")
-    if not a or not b or not dt:
-        return None
-    return {part: round((b[part] - a.get(part, 0)) / dt, 4) for part in b}
-
-
 def score_faces(c: "Client", meta: dict, jpeg: bytes) -> None:
     """Matches the frame's face boxes against its ground truth (greedy, IoU >= 0.4)."""
     import io
@@ -412,6 +403,9 @@ def main():
     fps = [p["fps"] for p in per_client]
     dt = (s1["_t"] - s0["_t"]) if s0 else None
     frames = delta(s0, s1, "frames") if s0 else None
+    # What the face passes did over the window (/api/state faces.passSeconds, passCounts).
+    faces0, faces1 = (s0 or {}).get("faces"), s1.get("faces")
+    pass_seconds = delta(faces0, faces1, "passSeconds")
     summary = {
         "url": f"{'https' if TLS_CONTEXT else 'http'}://{host}:{port}", "spawned": bool(proc), "clients": args.clients,
         "video": args.video,
@@ -444,10 +438,10 @@ def main():
             "faceDetectionsPerSecond": round(
                 (s1["stages"]["faceDetect"]["count"] - s0["stages"]["faceDetect"]["count"]) / dt, 2)
             if s0 and dt and "faceDetect" in s1.get("stages", {}) and "faceDetect" in s0.get("stages", {}) else None,
-            # Cores by part of the face passes over the window (/api/state faces.passSeconds).
-            "faceCoresByPart": face_cores_by_part(s0, s1, dt),
-            "facePassCounts": {k: v - ((s0 or {}).get("faces") or {}).get("passCounts", {}).get(k, 0)
-                               for k, v in ((s1.get("faces") or {}).get("passCounts") or {}).items()},
+            # Cores by part of the face passes over the window.
+            "faceCoresByPart": {part: round(seconds / dt, 4) for part, seconds in pass_seconds.items()}
+            if pass_seconds and dt else None,
+            "facePassCounts": delta(faces0, faces1, "passCounts"),
         },
         "errors": sum(len(c.errors) for c in clients),
     }

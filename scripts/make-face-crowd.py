@@ -13,11 +13,11 @@ moves on every frame. Each frame carries its index as make-face-pan.py draws it.
       scikit-image's Labeled Faces in the Wild sample (25x25 gray faces) enlarged to 45-80 px,
       48 of them in 6 rows of 8 on its brick photo, another seed and pan; about 25 in view)
   scripts/make-face-crowd.py OUT.avi --faces people  (issue 41's pan, none of it from ../shared:
-      15 faces of 15 people from the labelled photos of scripts/fetch-labelled-faces.sh
-      (PyPI packages' and dlib's test photos, faces at least 60 px there), each 80-150 px,
-      in 3 rows of 5 on a 1000x640 wall of scikit-image's brick photo with the demo template
-      in the middle; the window moves 1-3 px a frame, about 6-8 faces in view. OUT.truth.json
-      is in scripts/loadtest.py's --truth format: the faces wholly in the frame.)
+      20 faces from 20 of the labelled photos of scripts/fetch-labelled-faces.sh (PyPI
+      packages' and dlib's test photos, faces at least 60 px there), each 80-150 px, in 4
+      rows of 5 on a 920x660 wall of scikit-image's brick photo with the demo template in the
+      middle; the window moves up to about 2.5 px a frame, 4-10 faces wholly in view (mean 6).
+      OUT.truth.json is in scripts/loadtest.py's --truth format: the faces wholly in the frame.)
 
 Then, for example:
   scripts/loadtest.py --spawn --source file:OUT.avi --clients 10 --seconds 60 \\
@@ -90,10 +90,10 @@ def lfw_wall(rng: random.Random) -> tuple[Image.Image, int]:
 
 
 def people_wall(rng: random.Random) -> tuple[Image.Image, list[list[float]]]:
-    """15 labelled faces of different people (a face at least 60 px wide in its photo; one a
-    photo, the first in the labels' order) scaled to 80-150 px, each with its surroundings
-    (0.35 of its width on each side), on a 1000x640 wall; the demo template pasted in the
-    middle. Returns the wall and each face's box in wall pixels."""
+    """20 labelled faces (a face at least 60 px wide in its photo; one a photo, the first in
+    the labels' order) scaled to 80-130 px, every third to 120-150 px, each with its
+    surroundings (0.2 of its width on each side), in 4 rows of 5 on a 920x660 wall; the demo
+    template pasted in the middle. Returns the wall and each face's box in wall pixels."""
     labels = json.loads((REPO / "Tests" / "e2e" / "face_attribute_labels.json").read_text())
     photos = REPO / ".build" / "labelled-faces"
     picked, seen = [], set()
@@ -128,7 +128,7 @@ def people_wall(rng: random.Random) -> tuple[Image.Image, list[list[float]]]:
 
 def people_video(out: Path, seconds: float, fps: int) -> None:
     """The people wall panned: the 640x480 window on a Lissajous path (periods 15 s across
-    and 19 s down: at most 75 and 26 px/s), every face moving on every frame."""
+    and 19 s down: at most 59 and 30 px/s), every face moving on every frame."""
     wall, boxes = people_wall(random.Random(41))
     frames = round(seconds * fps)
     jpegs, truth = [], []

@@ -108,7 +108,7 @@ public struct FaceBenchmark {
             let found = try detector.detect(in: image, gray: gray, limit: 10)
             samples.append(Double(MonotonicClock.nanos() - t0) / 1e6)
             faces += found.count
-            if let pass = (detector as? YuNetDetector)?.lastPass {
+            if let pass = detector.lastPassProfile {
                 for (part, seconds) in [("detect", pass.detectSeconds), ("crops", pass.cropSeconds),
                                         ("personCheck", pass.personCheckSeconds), ("attributes", pass.attributeSeconds),
                                         ("uprightCrops", pass.uprightCropSeconds)] {

@@ -49,7 +49,7 @@ public struct ServerState: Codable, Sendable {
         public var cutFramePasses: UInt64?
         /// Where the passes' time went since the start, in seconds by part
         /// (`FacePassSeconds`: read, detect, crops, personCheck, attributes,
-        /// other, recognition): over a window, each part's cores.
+        /// other, recognition): over a window, about each part's cores.
         public var passSeconds: [String: Double]?
         /// What those passes read, counted since the start (`FacePassSeconds.counts`).
         public var passCounts: [String: UInt64]?

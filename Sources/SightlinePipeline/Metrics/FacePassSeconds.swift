@@ -6,8 +6,8 @@ import SightlineVision
 /// is about the cores that part costs. They are monotonic-clock seconds, so
 /// on a busy machine they count time the thread waited for a core too (the
 /// face thread runs 5 nice levels down): at 1080p with 10 viewers they summed
-/// to 0.117 where the thread's own CPU time was 0.099. Every part but `recognition` runs on the
-/// face thread, and they add up to `total`; `recognition` runs on the
+/// to 0.117 where the thread's own CPU time was 0.099. Every part but
+/// `recognition` runs on the face thread; `recognition` runs on the
 /// pipeline thread when a pass's result is taken.
 public struct FacePassSeconds: Sendable, Equatable {
     /// Reading the pass's picture at the size it reads (the face thread's scaling of a decoded frame).
@@ -36,9 +36,6 @@ public struct FacePassSeconds: Sendable, Equatable {
     public var refused: UInt64 = 0
 
     public init() {}
-
-    /// The face thread's time in all.
-    public var total: Double { read + detect + crops + personCheck + attributes + other }
 
     /// Adds a pass: its profile, its whole time on the face thread, and its recognition's.
     public mutating func add(_ profile: FacePassProfile, seconds: Double, recognitionSeconds: Double) {

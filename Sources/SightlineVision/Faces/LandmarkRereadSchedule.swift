@@ -144,21 +144,22 @@ struct LandmarkRereadSchedule {
         // Two readings of a still head scatter by up to about twice the
         // limit (crops of 80-130 px faces on a pan: 1-3 degrees apart); the
         // track, which optical flow turns with the picture, moves by much
-        // less unless the head turns.
-        // A face's first reading (no reading before it; for a face new to
-        // the tracker, no track either) counts as steady when the track,
-        // which started from or agreed with it, has not turned since.
-        let steady = (last.previousReading == nil || near(last.reading, last.previousReading, within: readingScatter * limit))
-            && (last.tracked == nil || near(last.reading, last.tracked, within: readingScatter * limit))
+        // less unless the head turns. A face's first reading (no reading
+        // before it; for a face new to the tracker, no track either) counts
+        // as steady when the track, which started from or agreed with it,
+        // has not turned since.
+        let scatter = Self.readingScatter * limit
+        let steady = (last.previousReading == nil || near(last.reading, last.previousReading, within: scatter))
+            && (last.tracked == nil || near(last.reading, last.tracked, within: scatter))
             && near(tracked, last.tracked ?? last.reading, within: limit)
         guard steady else { return everySeconds }
-        return min(everySeconds * steadyFactor, max(everySeconds, steadyGrowth * last.waited))
+        return min(everySeconds * steadyFactor, max(everySeconds, Self.steadyGrowth * last.waited))
     }
 
     /// How far apart two readings of a still head may be, in `steadyRollDegrees`.
-    let readingScatter = 2.0
+    static let readingScatter = 2.0
     /// How much longer a steady face waits with each steady reading.
-    let steadyGrowth = 4.0
+    static let steadyGrowth = 4.0
 
     /// Faces at least this wide (pixels) are held to `steadyRollDegrees`;
     /// narrower ones to that times this over their width.
