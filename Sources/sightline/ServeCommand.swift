@@ -36,7 +36,9 @@ struct ServeCommand: ParsableCommand {
         let hangUp = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
         hangUp.setEventHandler { server.reloadCertificate() }
         hangUp.resume()
+        let trimming = MallocArenas.startReturningFreedPages()
         termination.done.wait()
+        trimming.cancel()
         termination.sources.forEach { $0.cancel() }
         hangUp.cancel()
         logger.info("stopping")

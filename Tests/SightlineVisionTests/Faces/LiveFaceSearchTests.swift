@@ -122,6 +122,49 @@ struct LiveFaceSearchTests {
         #expect(detector.lastPass.confirmations == 0)
     }
 
+    @Test("a tracked face too small for the usual pass is carried as predicted between its confirming crops")
+    func unseenFacesAreConfirmedAtTheirPace() throws {
+        // A 56-px photo: its face is about 20 px wide, 10 at the usual pass's
+        // scale (320 of 640), where the model sees none.
+        let image = try Self.frame(photoWidth: 56)
+        func tracked(_ detector: YuNetDetector) throws -> FaceObservation {
+            // Found by a fine pass and read at once, as a new face is.
+            try #require(Self.near(try detector.detect(in: image, gray: nil, limit: 10, hints: [], fine: 0),
+                                   320, 240, within: 30))
+        }
+        // Read a moment ago: the next usual pass carries it, without a crop or a roll.
+        let paced = try Self.live { $0.unseenConfirmEverySeconds = 60 }
+        var hint = try tracked(paced)
+        #expect(hint.box.w * 0.5 < paced.options.unseenFaceWidth, "the premise: \(hint.box.w) px")
+        hint.box.x += 2  // moved a little since, as the tracker predicts
+        let carried = try #require(Self.near(try paced.detect(in: image, gray: nil, limit: 10, hints: [hint], fine: nil),
+                                             320, 240, within: 30))
+        #expect(paced.lastPass.confirmations == 0 && paced.lastPass.cropForwards == 0)
+        #expect(carried.box == hint.box && carried.roll == nil)
+        // Due (here at once): confirmed by its crop, which reads its roll.
+        let due = try Self.live { $0.unseenConfirmEverySeconds = 0 }
+        var dueHint = try tracked(due)
+        dueHint.box.x += 2
+        let confirmed = try #require(Self.near(try due.detect(in: image, gray: nil, limit: 10, hints: [dueHint], fine: nil),
+                                               320, 240, within: 30))
+        #expect(due.lastPass.confirmations == 1)
+        #expect(confirmed.roll != nil)
+        // Due (0.1 s here; the pass comes 0.15 s after the reading): confirmed.
+        let paced2 = try Self.live { $0.unseenConfirmEverySeconds = 0.1 }
+        let later = try tracked(paced2)
+        Thread.sleep(forTimeInterval: 0.15)
+        _ = try paced2.detect(in: image, gray: nil, limit: 10, hints: [later], fine: nil)
+        #expect(paced2.lastPass.confirmations == 1)
+        // Never read upright (no roll yet): confirmed at once.
+        let unread = try Self.live { $0.unseenConfirmEverySeconds = 60 }
+        var noRoll = try tracked(unread)
+        noRoll.roll = nil
+        _ = try unread.detect(in: image, gray: nil, limit: 10, hints: [noRoll], fine: nil)
+        #expect(unread.lastPass.confirmations == 1)
+        // A face the usual pass can see is confirmed whenever it misses it,
+        // however recently it was read: missedTracksAreConfirmedOrDropped.
+    }
+
     @Test("a small face whose track went astray by 30° is read from the frame-wide roll too, and comes back",
           arguments: [-30.0, 30.0])
     func astrayTrackComesBack(offset: Double) throws {
