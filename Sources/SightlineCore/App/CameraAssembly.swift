@@ -142,6 +142,7 @@ public struct CameraAssembly {
         yunet.confirmMissedTracks = true
         yunet.newFacesReadAtOnce = 1
         yunet.crowdFaces = YuNetDetector.liveCrowdFaces
+        yunet.refusedEdgeFaceSeconds = YuNetDetector.liveRefusedEdgeFaceSeconds
         var haar = HaarFaceDetector.Options()
         haar.regionOfInterest = settings.faceRegion
         let choice = try FaceDetectorFactory.choose(modelPath: settings.faceModel, yunet: yunet, haar: haar, sharing: sharing,

@@ -101,6 +101,10 @@ public final class YuNetDetector: FaceDetector {
         /// second look (`PersonFaceCheck`). Live, only faces new to the
         /// tracker are looked at (those tracked passed when they were new).
         public var checkPersons = true
+        /// Live: a new face the person check refused while the frame's edge
+        /// cut it is left out of the passes for this many seconds while it
+        /// stays at the edge (`RefusedEdgeFaces`). 0: checked on every pass.
+        public var refusedEdgeFaceSeconds = 0.0
         /// At most this many faces new to the tracker are checked in one
         /// pass (about 3 ms each), the largest first; the others are left out
         /// of this pass's faces, to be found and checked by a later one. The
@@ -151,6 +155,8 @@ public final class YuNetDetector: FaceDetector {
     /// needs from one pass to the next.
     private var rereadSchedule: LandmarkRereadSchedule
     private let personCheckSchedule: PersonCheckSchedule
+    /// New faces refused at the frame's edge a moment ago (live).
+    private var refusedEdgeFaces: RefusedEdgeFaces
     private var attributeSchedule: AttributeSchedule
     /// The tilt each fine pass looks for.
     private var fineTurns: FineTurnSchedule
@@ -173,6 +179,7 @@ public final class YuNetDetector: FaceDetector {
         fineTurns = FineTurnSchedule(turns: options.fineTurns)
         rereadSchedule = LandmarkRereadSchedule(options)
         personCheckSchedule = PersonCheckSchedule(perPass: options.personChecksPerPass)
+        refusedEdgeFaces = RefusedEdgeFaces(seconds: options.refusedEdgeFaceSeconds)
         attributeSchedule = AttributeSchedule(everySeconds: options.attributesEverySeconds)
     }
 
@@ -189,6 +196,9 @@ public final class YuNetDetector: FaceDetector {
     public static let liveAttributesPerPass = 4
     /// The live server's `crowdFaces`: eight tracked faces make a crowd.
     public static let liveCrowdFaces = 8
+    /// The live server's `refusedEdgeFaceSeconds`: a face refused at the edge
+    /// is checked again a second later, or once wholly in view.
+    public static let liveRefusedEdgeFaceSeconds = 1.0
 
     /// One pass: the frame-wide passes (`findFaces`; a fine one's tilt from
     /// `fineTurns`), then the looks at single faces that a live pass paces:
@@ -237,6 +247,9 @@ public final class YuNetDetector: FaceDetector {
         var (faces, turnedFrom) = try findFaces(in: frame, region: region, limit: limit, hints: hints, fine: fine,
                                                 crowd: crowd, profile: &profile)
         let now = Double(MonotonicClock.nanos()) / 1e9
+        if personCheck != nil, refusedEdgeFaces.seconds > 0 {
+            (faces, turnedFrom) = leavingOutRefusedAtEdge(faces, turnedFrom: turnedFrom, hints: hints, frame: frame, now: now)
+        }
         let cropStart = MonotonicClock.nanos()
         rereadSchedule.beginPass()
         // Faces found by a confirming crop (already read upright), or carried
@@ -267,7 +280,8 @@ public final class YuNetDetector: FaceDetector {
             return made
         }
         if let personCheck {
-            faces = try checkPersons(faces, hints: hints, gray: grayFrame, check: personCheck, profile: &profile)
+            faces = try checkPersons(faces, hints: hints, in: frame, now: now, gray: grayFrame, check: personCheck,
+                                     profile: &profile)
         }
         guard let attributes, !faces.isEmpty else { return faces }
         let attributeStart = MonotonicClock.nanos()
@@ -440,10 +454,26 @@ public final class YuNetDetector: FaceDetector {
         }
     }
 
+    /// `faces` without the new ones `refusedEdgeFaces` skips (not read, not
+    /// checked, not reported by this pass), and where the turned ones start among them.
+    private func leavingOutRefusedAtEdge(_ faces: [FaceObservation], turnedFrom: Int, hints: [FaceObservation],
+                                         frame: ImageBuffer, now: Double) -> ([FaceObservation], Int) {
+        var kept: [FaceObservation] = []
+        var keptTurnedFrom = Int.max
+        for (index, face) in faces.enumerated() {
+            let isNew = FaceGeometry.sameFace(face.box, in: hints, box: { $0.box }) == nil
+            if isNew, refusedEdgeFaces.skips(face.box, width: frame.width, height: frame.height, at: now) { continue }
+            if index >= turnedFrom { keptTurnedFrom = min(keptTurnedFrom, kept.count) }
+            kept.append(face)
+        }
+        return (kept, keptTurnedFrom)
+    }
+
     /// The faces the person check keeps: those tracked already, and the new
     /// ones `personCheckSchedule` has checked that it takes for a person's.
-    private func checkPersons(_ faces: [FaceObservation], hints: [FaceObservation], gray: () throws -> ImageBuffer,
-                              check: PersonFaceCheck, profile: inout FacePassProfile) throws -> [FaceObservation] {
+    private func checkPersons(_ faces: [FaceObservation], hints: [FaceObservation], in frame: ImageBuffer, now: Double,
+                              gray: () throws -> ImageBuffer, check: PersonFaceCheck,
+                              profile: inout FacePassProfile) throws -> [FaceObservation] {
         let start = MonotonicClock.nanos()
         defer { profile.personCheckSeconds = Self.seconds(since: start) }
         var kept: [FaceObservation] = []
@@ -455,7 +485,12 @@ public final class YuNetDetector: FaceDetector {
                 break
             case .check:
                 profile.personChecks += 1
-                if try check.isPerson(face, gray: gray(), profile: &profile) { kept.append(face) } else { profile.refused += 1 }
+                if try check.isPerson(face, gray: gray(), profile: &profile) {
+                    kept.append(face)
+                } else {
+                    profile.refused += 1
+                    refusedEdgeFaces.refused(face.box, width: frame.width, height: frame.height, at: now)
+                }
             }
         }
         return kept
