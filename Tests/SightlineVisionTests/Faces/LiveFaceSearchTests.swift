@@ -165,6 +165,33 @@ struct LiveFaceSearchTests {
         // however recently it was read: missedTracksAreConfirmedOrDropped.
     }
 
+    @Test("a new face the person check refused while the frame's edge cut it is not checked again at once; inside, it is")
+    func refusedAtTheEdgeIsLeftOut() throws {
+        // grace_hopper.jpg 300 px wide with its left 150 px past the frame's left edge.
+        let photo = try FaceTestData.image("grace_hopper.jpg")
+        let height = 300 * photo.height / photo.width
+        let shrunk = ImageBuffer(width: 300, height: height, channels: 3)
+        try ImageOps.resize(photo.cView, into: shrunk.cView, interpolation: .area)
+        let image = ImageBuffer(width: 640, height: 480, channels: 3)
+        image.bytes.update(repeating: 128, count: image.byteCount)
+        try ImageOps.resize(shrunk.cView(x: 150, y: 0, width: 150, height: min(height, 480)),
+                            into: image.cView(x: 0, y: 0, width: 150, height: min(height, 480)), interpolation: .area)
+        let remembering = try Self.live { $0.refusedEdgeFaceSeconds = 60 }
+        _ = try remembering.detect(in: image, gray: nil, limit: 10, hints: [], fine: nil)
+        try #require(remembering.lastPass.refused >= 1, "the premise: the check refuses the cut face")
+        let again = try remembering.detect(in: image, gray: nil, limit: 10, hints: [], fine: nil)
+        #expect(remembering.lastPass.personChecks == 0 && again.isEmpty)
+        // Without the memory it is checked (and refused) on every pass.
+        let checking = try Self.live { $0.refusedEdgeFaceSeconds = 0 }
+        _ = try checking.detect(in: image, gray: nil, limit: 10, hints: [], fine: nil)
+        _ = try checking.detect(in: image, gray: nil, limit: 10, hints: [], fine: nil)
+        #expect(checking.lastPass.personChecks >= 1 && checking.lastPass.refused >= 1)
+        // Wholly in view, the same face is checked at once, and taken.
+        let whole = try Self.frame(photoWidth: 300, cx: 160)
+        let inView = try remembering.detect(in: whole, gray: nil, limit: 10, hints: [], fine: nil)
+        #expect(remembering.lastPass.personChecks >= 1 && !inView.isEmpty)
+    }
+
     @Test("a small face whose track went astray by 30° is read from the frame-wide roll too, and comes back",
           arguments: [-30.0, 30.0])
     func astrayTrackComesBack(offset: Double) throws {
