@@ -39,7 +39,9 @@ public enum MallocArenas {
     /// which are 4 times larger on a fine pass). Those holes stayed resident:
     /// on `vtest.avi` with faces on, resident memory grew from 126 MiB after
     /// a minute to 141 MiB after three and a half, of which malloc_trim gave
-    /// back 21.6 MiB; 38 MiB was in use. A trim walks the arenas' free
+    /// back 21.6 MiB; 38 MiB was in use. Side by side with the build before
+    /// over 10 minutes: 141 against 151 MiB (119 between fine passes), at
+    /// 0.063 against 0.060 cores (docs/benchmarks.md, "Memory"). A trim walks the arenas' free
     /// chunks and returns their whole pages (madvise); a page used again
     /// faults back in, a few milliseconds of faults per trim at most.
     /// Returns the timer, which the caller keeps (cancelling it stops).

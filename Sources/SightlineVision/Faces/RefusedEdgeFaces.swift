@@ -6,7 +6,7 @@ import Foundation
 /// most of them until they are wholly in (on the pan past 20 faces of
 /// `scripts/make-face-crowd.py --faces people`, 49 of the 50 faces it refused
 /// in 30 s were cut by the edge; it took 31 cut faces and 29 whole ones).
-/// Each pass found them again, read them upright and checked them again:
+/// Each pass found them again and checked them again (about 3 ms each):
 /// 1.7 refusals a second. Such a face, still at the edge, is left out of
 /// the passes for `seconds` after its refusal, then checked again; once
 /// wholly in view it is checked at once. A face the check refused inside the
@@ -21,7 +21,7 @@ struct RefusedEdgeFaces {
     /// of the face's width (or crosses it).
     static let edgeMargin = 0.05
 
-    private var refused: [(box: PixelRect<Double>, at: Double)] = []
+    private var refusals: [(box: PixelRect<Double>, at: Double)] = []
 
     init(seconds: Double) {
         self.seconds = seconds
@@ -37,17 +37,17 @@ struct RefusedEdgeFaces {
     /// The person check refused the face at `box` at `now`: remembered when at the edge.
     mutating func refused(_ box: PixelRect<Double>, width: Int, height: Int, at now: Double) {
         guard seconds > 0, Self.atEdge(box, width: width, height: height) else { return }
-        refused.append((box, now))
+        refusals.append((box, now))
     }
 
     /// Whether the new face at `box` is one refused at the edge less than
     /// `seconds` ago and still at the edge; its memory then moves with it.
     mutating func skips(_ box: PixelRect<Double>, width: Int, height: Int, at now: Double) -> Bool {
-        refused.removeAll { now - $0.at >= seconds }
+        refusals.removeAll { now - $0.at >= seconds }
         guard Self.atEdge(box, width: width, height: height),
-              let index = refused.firstIndex(where: { FaceGeometry.intersectionOverUnion($0.box, box) >= 0.3 })
+              let index = refusals.firstIndex(where: { FaceGeometry.intersectionOverUnion($0.box, box) >= 0.3 })
         else { return false }
-        refused[index].box = box
+        refusals[index].box = box
         return true
     }
 }
