@@ -243,9 +243,7 @@ public final class FaceAttributeReader {
     /// the lids of faces half out of a panned group photo (insightface's
     /// t1.jpg) shut on every frame.
     static func isWhollyInFrame(_ box: PixelRect<Double>, width: Int, height: Int) -> Bool {
-        let slack = box.w * 0.1
-        return box.x >= -slack && box.y >= -slack
-            && box.x + box.w <= Double(width) + slack && box.y + box.h <= Double(height) + slack
+        box.isInside(width: width, height: height, inset: -0.1)
     }
 
     /// 0...1 from the mouth's shape (see `Options.shapeSmile...`).

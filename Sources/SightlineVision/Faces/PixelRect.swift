@@ -23,6 +23,14 @@ extension PixelRect where Scalar == Double {
         self.init(x: Double(region.x), y: Double(region.y), w: Double(region.w), h: Double(region.h))
     }
 
+    /// Whether the box lies within a `width` x `height` frame with `inset`
+    /// times its own width to spare on every side; a negative inset lets it
+    /// reach that far past the edges.
+    public func isInside(width: Int, height: Int, inset: Double) -> Bool {
+        let margin = w * inset
+        return x >= margin && y >= margin && x + w <= Double(width) - margin && y + h <= Double(height) - margin
+    }
+
     /// The area both share over the area either covers (0 when apart).
     public func intersectionOverUnion(_ other: PixelRect<Double>) -> Double {
         let ix = max(0, min(x + w, other.x + other.w) - max(x, other.x))

@@ -29,9 +29,7 @@ struct RefusedEdgeFaces {
 
     /// Whether `box` is cut by (or touches) the edge of a `width` x `height` frame.
     static func atEdge(_ box: PixelRect<Double>, width: Int, height: Int) -> Bool {
-        let margin = box.w * edgeMargin
-        return box.x < margin || box.y < margin
-            || box.x + box.w > Double(width) - margin || box.y + box.h > Double(height) - margin
+        !box.isInside(width: width, height: height, inset: edgeMargin)
     }
 
     /// The person check refused the face at `box` at `now`: remembered when at the edge.
