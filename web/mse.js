@@ -7,10 +7,13 @@
 // (ticks of the init notice's timescale, 90 kHz). requestVideoFrameCallback gives the
 // presented picture's `mediaTime` (its timestamp, seconds); round(mediaTime *
 // timescale) is that pts, and the pts -> JSON map gives the frame. The picture is
-// copied into a canvas in that callback (the rendering step that presents it) and
-// painted with its boxes at the next callback, once that shows the copy held the
-// picture described (Chromium's drawImage can already give the next one: then no
-// picture was reported in between, or the next copy is the same picture).
+// copied into a canvas in that callback (the rendering step that presents it). When no
+// later frame had been appended by then, the compositor had no later picture to show,
+// so the copy is painted at once with its boxes. Otherwise (the page is behind) it is
+// painted at the next callback, once that shows the copy held the picture described
+// (Chromium's drawImage takes the compositor's newest picture, which can already be
+// the next one: then no picture was reported in between, or the next copy is the same
+// picture).
 //
 // Live edge: the buffer stays short. After each append, a playhead more than
 // LIVE_BEHIND_S behind the newest frame jumps to it, one more than CATCH_UP_S behind
@@ -84,6 +87,13 @@ export class PtsMetaMap {
     }
   }
 
+  /** Whether a frame later than `pts` has been appended (and not yet presented). */
+  hasAfter(pts) {
+    let newest = -Infinity;
+    for (const key of this.map.keys()) newest = key; // insertion order is pts order
+    return newest > pts;
+  }
+
   /** The JSON of the picture at `pts`, or undefined; entries older than it go. */
   take(pts) {
     const meta = this.map.get(pts);
@@ -151,7 +161,7 @@ export class MsePlayer {
     this.canvas = null;
     this.unsupported = null;
     this.stats = {
-      inits: 0, fragments: 0, presented: 0, late: 0, unverified: 0, orphans: 0, rearmed: 0, jumps: 0, removes: 0, appendErrors: 0, stalls: 0,
+      inits: 0, fragments: 0, presented: 0, atOnce: 0, late: 0, unverified: 0, orphans: 0, rearmed: 0, jumps: 0, removes: 0, appendErrors: 0, stalls: 0,
       dropped: 0, // fragments before any init segment (never appended)
     };
     this.#watchFrames();
@@ -383,6 +393,15 @@ export class MsePlayer {
       this.stats.orphans += 1; // a picture whose JSON is gone (a stale picture after a reset): never drawn with boxes
       return;
     }
+    const frame = { meta, bitmap: canvas, format: 'mse', mediaTime: metadata.mediaTime };
+    if (!this.metas.hasAfter(pts)) {
+      // No later picture had been appended when the copy was made, so the compositor had none to
+      // show: the copy is this picture, painted now, in the rendering step that presents it.
+      this.stats.presented += 1;
+      this.stats.atOnce += 1;
+      this.onFrame(frame);
+      return;
+    }
     if (performance.now() - metadata.expectedDisplayTime > LATE_CALLBACK_MS) {
       this.stats.late += 1;
       return;
@@ -391,7 +410,7 @@ export class MsePlayer {
       presentedFrames: metadata.presentedFrames,
       print,
       before,
-      frame: { meta, bitmap: canvas, format: 'mse', mediaTime: metadata.mediaTime },
+      frame,
     };
   }
 

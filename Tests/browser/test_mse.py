@@ -32,6 +32,7 @@ ALLOWED = f"access: {{allowedHosts: [\"{OTHER_NAME}\"]}}\n"
 PLAYING_MSE = "Playing H.264 through Media Source Extensions"
 FROZEN_S = 2.0          # how long the page is kept frozen while the server keeps sending
 HIDDEN_SAMPLES = 8      # seconds of the hidden page sampled, once a second
+SLOW_PAGE_THROTTLES = (3, 6, 12)  # CPU slow-downs of the page in the slow-page test (CDP), tried in turn
 
 
 def frame_code_server(servers, frame_code_files):
@@ -79,6 +80,34 @@ def test_plain_http_plays_h264_through_mse_with_each_pictures_own_boxes(servers,
     text = driver.find_element(By.CSS_SELECTOR, '[data-client="mode"]').text
     assert text == "H.264 (MSE) 640×480", text
     assert severe_console_entries(driver) == []
+
+
+def test_a_slow_page_checks_each_copy_before_painting_it(servers, driver, frame_code_files):
+    """A page that runs behind (CPU throttled through CDP, as on a slow phone) often has the next
+    frame appended when a picture is presented, so the copy it makes may be the next picture: such
+    copies are painted one callback later, once checked (docs/video.md). Every painted picture still
+    carries its own boxes. The page is slowed more until it runs behind (a fast machine keeps up at
+    the first rate), three rates at most."""
+    server = frame_code_server(servers, frame_code_files)
+    open_fresh(driver, f"http://{OTHER_NAME}:{server.port}")
+    wait_for_format(driver, "mse", timeout=30)
+    wait_for_boxed_paint(driver, "mse")
+    for rate in SLOW_PAGE_THROTTLES:
+        driver.execute_cdp_cmd("Emulation.setCPUThrottlingRate", {"rate": rate})
+        try:
+            before = video_state(driver)["decoder"]
+            log = record_paints(driver, min_with_box=frame_code.PERIOD * 2, timeout=60, min_seconds=6)
+            after = video_state(driver)["decoder"]
+        finally:
+            driver.execute_cdp_cmd("Emulation.setCPUThrottlingRate", {"rate": 1})
+        checked = (after["presented"] - after["atOnce"]) - (before["presented"] - before["atOnce"])
+        print(f"\nthrottled {rate}x: {len(log)} painted, {checked} of them after the check; {json.dumps(after)}")
+        if checked >= 10:
+            break
+    assert checked > 0, "the page never ran behind: the check before painting was not exercised"
+    agreeing, compared, bad = frame_code_agreement(log)
+    print(f"frame code on a slow page: {agreeing}/{compared} painted frames agree")
+    assert compared >= 60 and agreeing / compared >= 0.995, (agreeing, compared, bad[:3])
 
 
 @pytest.mark.perf  # a benchmark: it prints the figures, and its paint rate is the machine's as much as the page's

@@ -14,6 +14,21 @@ test('PtsMetaMap gives each pts its JSON once and forgets frames never presented
   assert.equal(map.size, 4);
 });
 
+test('PtsMetaMap tells whether a later frame was appended after the one presented', () => {
+  const map = new PtsMetaMap();
+  map.set(0, { seq: 1 });
+  map.take(0);
+  assert.equal(map.hasAfter(0), false); // nothing newer: the compositor has no later picture to show
+  map.set(3000, { seq: 2 });
+  map.set(6000, { seq: 3 });
+  assert.equal(map.hasAfter(0), true);
+  map.take(3000);
+  assert.equal(map.hasAfter(3000), true);
+  map.take(6000);
+  assert.equal(map.hasAfter(6000), false);
+  assert.equal(map.hasAfter(9000), false);
+});
+
 test('liveEdge jumps a playhead far behind to the newest frame and speeds up a little behind', () => {
   const far = liveEdge({ start: 0, end: 5, currentTime: 5 - LIVE_BEHIND_S - 0.05 });
   assert.ok(far.seekTo > 4.99 && far.seekTo < 5, far.seekTo);
