@@ -24,6 +24,7 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "Tests" / "support"))
 sys.path.insert(0, str(REPO / "Tests" / "e2e"))
 sys.path.insert(0, str(REPO / "scripts"))
 from relay import NginxRTMP  # noqa: E402

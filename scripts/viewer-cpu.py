@@ -14,6 +14,7 @@ import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "Tests" / "support"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "Tests" / "browser"))
 import frame_code  # noqa: E402
 import websocket  # noqa: E402
