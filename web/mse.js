@@ -357,11 +357,10 @@ export class MsePlayer {
     const width = metadata.width || video.videoWidth;
     const height = metadata.height || video.videoHeight;
     if (!width || !height) return;
-    // The picture, copied now. Three canvases in turn: one on screen (the overlay holds it), one held
-    // for the check below, one being drawn.
+    // The picture, copied now, into the one of three canvases that is neither on screen (the overlay
+    // holds it, and may paint it again) nor held for the check below.
     this.canvases ??= [0, 1, 2].map(() => this.document.createElement('canvas'));
-    this.turn = ((this.turn ?? 0) + 1) % 3;
-    const canvas = this.canvases[this.turn];
+    const canvas = this.canvases.find((c) => c !== this.shown && c !== this.held?.frame.bitmap);
     if (canvas.width !== width || canvas.height !== height) {
       canvas.width = width;
       canvas.height = height;
@@ -380,8 +379,7 @@ export class MsePlayer {
       const consecutive = metadata.presentedFrames === held.presentedFrames + 1;
       const aheadOfItself = sameFingerprint(held.print, print) && !sameFingerprint(held.print, held.before);
       if (consecutive && !aheadOfItself) {
-        this.stats.presented += 1;
-        this.onFrame(held.frame);
+        this.#show(held.frame);
       } else this.stats.unverified += 1;
     }
     const before = this.lastPrint;
@@ -397,9 +395,8 @@ export class MsePlayer {
     if (!this.metas.hasAfter(pts)) {
       // No later picture had been appended when the copy was made, so the compositor had none to
       // show: the copy is this picture, painted now, in the rendering step that presents it.
-      this.stats.presented += 1;
       this.stats.atOnce += 1;
-      this.onFrame(frame);
+      this.#show(frame);
       return;
     }
     if (performance.now() - metadata.expectedDisplayTime > LATE_CALLBACK_MS) {
@@ -412,6 +409,12 @@ export class MsePlayer {
       before,
       frame,
     };
+  }
+
+  #show(frame) {
+    this.stats.presented += 1;
+    this.shown = frame.bitmap;
+    this.onFrame(frame);
   }
 
   /** A small grey thumbnail of a copy, to tell whether two copies hold the same picture. */
