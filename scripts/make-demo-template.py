@@ -5,9 +5,9 @@ A 96x96 badge of bold, asymmetric shapes (a disc, a bar, a block) so
 TM_CCOEFF_NORMED locks onto it at every scale the matcher tries; standard library only.
 Run once; the PNG is committed. Usage: scripts/make-demo-template.py [OUT]
 """
+import argparse
 import math
 import struct
-import sys
 import zlib
 
 SIZE = 96
@@ -46,7 +46,9 @@ def png(width, height, rows):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "config/demo-template.png"
+    parser = argparse.ArgumentParser(description="Makes the demo scene's default template (a 96x96 PNG).")
+    parser.add_argument("out", nargs="?", default="config/demo-template.png", help="where to write it")
+    out = parser.parse_args().out
     rows = []
     for y in range(SIZE):
         row = []
