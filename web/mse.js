@@ -34,9 +34,10 @@ export const KEEP_BEHIND_S = 3;
 export const STALL_MS = 2500;
 export const MAX_PENDING_METAS = 1024;
 /**
- * A presented-picture callback that runs this long after the picture's expected display time is
- * not painted: by then the compositor may have moved the <video> to the next picture, and the copy
- * would show that one with these boxes. The previous picture stays, with its own boxes.
+ * When a later frame was already appended, a presented-picture callback that runs this long after
+ * the picture's expected display time is not painted: by then the compositor may have moved the
+ * <video> to the next picture, and the copy would show that one with these boxes. The previous
+ * picture stays, with its own boxes. (With no later frame appended, the copy is painted at once.)
  */
 export const LATE_CALLBACK_MS = 25;
 /** The thumbnail two copies are compared by (see MsePlayer's check before painting). */
