@@ -88,11 +88,10 @@ export class PtsMetaMap {
     }
   }
 
-  /** Whether a frame later than `pts` has been appended (and not yet presented). */
+  /** Whether a frame later than `pts` was handed to the player (appended, or waiting to be) and is not yet presented. */
   hasAfter(pts) {
-    let newest = -Infinity;
-    for (const key of this.map.keys()) newest = key; // insertion order is pts order
-    return newest > pts;
+    for (const key of this.map.keys()) if (key > pts) return true;
+    return false;
   }
 
   /** The JSON of the picture at `pts`, or undefined; entries older than it go. */

@@ -66,8 +66,8 @@ def record_paints(driver, min_with_box=MIN_PAINTS, timeout=40, min_seconds=3.0, 
     start_recording(driver)
     started = time.monotonic()
     log = []
-    # Polls only the counts: fetching the whole log every 0.2 s is work on the page's main thread
-    # (each entry copied and serialized), which can make it miss the presentation of a picture.
+    # Polls only the counts: sending the whole log over WebDriver every 0.2 s is work on the page's
+    # main thread (each entry serialized), which can make it miss the presentation of a picture.
     while time.monotonic() - started < timeout:
         time.sleep(0.2)
         painted, with_box = driver.execute_script(

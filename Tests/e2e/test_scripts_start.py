@@ -5,11 +5,11 @@ benchmark run. Runs no benchmark."""
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from sightline_paths import REPO
+
 # What the peer loops (a Python/OpenCV server as a user would write one) need beyond Tests/requirements.txt.
 PEER_MODULES = {"cv2": "pip install opencv-python-headless"}
 WITH_OPTIONS = sorted(p for p in (REPO / "scripts").glob("*.py") if "argparse" in p.read_text())
