@@ -88,7 +88,7 @@ export class PtsMetaMap {
     }
   }
 
-  /** Whether a frame later than `pts` was handed to the player (appended, or waiting to be) and is not yet presented. */
+  /** Whether a frame later than `pts` was handed to the player (appended or queued) and is not yet presented. */
   hasAfter(pts) {
     for (const key of this.map.keys()) if (key > pts) return true;
     return false;
