@@ -36,7 +36,7 @@ struct AttributeSchedule {
         let lasts = faces.map(last)
         let due = faces.indices.filter { index in
             guard let last = lasts[index] else { return true }
-            return now - last.at >= everySeconds * 0.8
+            return PassPace.isDue(lastAt: last.at, now: now, every: everySeconds)
         }
         return Set(due.sorted { a, b in
             (lasts[a] == nil) != (lasts[b] == nil) ? lasts[a] == nil : faces[a].box.w > faces[b].box.w

@@ -96,9 +96,7 @@ struct LandmarkRereadSchedule {
                          now: Double) -> Decision {
         let last = self.last(box)
         let wait = tracked.flatMap { tracked in last.map { interval($0, tracked: tracked) } }
-        // Passes come on frame times, a little early or late: a pass
-        // due within a fifth of the interval counts as due.
-        if let wait, let last, now - last.at < wait * 0.8 {
+        if let wait, let last, !PassPace.isDue(lastAt: last.at, now: now, every: wait) {
             pending.append(last.carried(to: box))
             return .notDue
         }

@@ -43,7 +43,7 @@ struct RefusedEdgeFaces {
     mutating func skips(_ box: PixelRect<Double>, width: Int, height: Int, at now: Double) -> Bool {
         refusals.removeAll { now - $0.at >= seconds }
         guard Self.atEdge(box, width: width, height: height),
-              let index = refusals.firstIndex(where: { FaceGeometry.intersectionOverUnion($0.box, box) >= 0.3 })
+              let index = FaceGeometry.sameFace(box, in: Array(refusals.indices), box: { refusals[$0].box })
         else { return false }
         refusals[index].box = box
         return true

@@ -384,8 +384,7 @@ public final class YuNetDetector: FaceDetector {
     private func readLately(unseenBy passScale: Double, _ hint: FaceObservation, now: Double) -> Bool {
         guard hint.box.w * passScale < options.unseenFaceWidth, hint.roll != nil,
               let last = rereadSchedule.last(hint.box) else { return false }
-        // Passes come on frame times: due within a fifth of the wait counts as due.
-        return now - last.at < options.unseenConfirmEverySeconds * 0.8
+        return !PassPace.isDue(lastAt: last.at, now: now, every: options.unseenConfirmEverySeconds)
     }
 
     /// The second landmark pass over the faces not `confirmed`: every face
