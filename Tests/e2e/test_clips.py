@@ -266,9 +266,14 @@ def test_each_ended_event_has_a_clip_from_pre_to_post_capture_with_the_boxes_of_
         main = state["video"]["renditions"][0]
         assert main["frames"] > 0 and not main["passedOn"], state["video"]
         assert state["video"]["viewers"]["h264"] == 0, state["video"]
-        clip_stats = stats(server)["clips"]
+        # The listing shows a clip complete as soon as the index has it; the `completed` counter
+        # goes up once its record is also on disk (EventStore.updateClip, then ClipRecorder), so
+        # the two can differ for the length of a write: wait for the counter to catch up.
+        ended_complete = sum(1 for e in events if e.get("endTime"))
+        clip_stats = wait_for(lambda: (c := stats(server)["clips"])["completed"] >= ended_complete and c,
+                              10, f"the clips' completed counter to reach the {ended_complete} complete ended events")
         assert clip_stats["state"] == "recording" and clip_stats["failed"] == 0, clip_stats
-        assert clip_stats["completed"] >= 4 and clip_stats["preCaptureSeconds"] >= PRE, clip_stats
+        assert ended_complete >= 4 and clip_stats["preCaptureSeconds"] >= PRE, clip_stats
         assert clip_stats["lostFrames"] == 0, clip_stats
 
         recorder.stop()
