@@ -84,6 +84,13 @@ let package = Package(
             name: "CSightlineAV",
             linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("swscale"), .linkedLibrary("avutil")]
         ),
+        // ONNX Runtime's C API for the YuNet face network, opened with dlopen when
+        // installed (PyPI's onnxruntime wheel; scripts/setup.sh), else faces run
+        // on OpenCV's dnn: no link-time dependency.
+        .target(
+            name: "CSightlineONNX",
+            linkerSettings: [.linkedLibrary("dl")]
+        ),
         // The layers, each a target, so the compiler keeps them apart: the
         // support everything uses (clock, threads, files); vision (images,
         // template matching, faces) on top of it; the pipeline (capture,
@@ -104,7 +111,7 @@ let package = Package(
         .target(
             name: "SightlineVision",
             dependencies: [
-                "SightlineSupport", "CSightlineOpenCV", "CTurboJPEG", "CPNG", "CZlib",
+                "SightlineSupport", "CSightlineOpenCV", "CSightlineONNX", "CTurboJPEG", "CPNG", "CZlib",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]

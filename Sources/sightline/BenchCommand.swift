@@ -83,7 +83,8 @@ struct BenchCommand: ParsableCommand {
         }
         if let faces {
             let report = try FaceBenchmark(inputPath: faces, width: parts[0], height: parts[1], frames: frames,
-                                           modelPath: settings.faceModel).run()
+                                           modelPath: settings.faceModel,
+                                           runtime: YuNetRuntime(rawValue: settings.faceRuntime) ?? .auto).run()
             try printJSON(report)
             return
         }

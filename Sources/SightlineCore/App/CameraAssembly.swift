@@ -143,6 +143,7 @@ public struct CameraAssembly {
         yunet.newFacesReadAtOnce = 1
         yunet.crowdFaces = YuNetDetector.liveCrowdFaces
         yunet.refusedEdgeFaceSeconds = YuNetDetector.liveRefusedEdgeFaceSeconds
+        yunet.runtime = YuNetRuntime(rawValue: settings.faceRuntime) ?? .auto
         var haar = HaarFaceDetector.Options()
         haar.regionOfInterest = settings.faceRegion
         let choice = try FaceDetectorFactory.choose(modelPath: settings.faceModel, yunet: yunet, haar: haar, sharing: sharing,
@@ -155,6 +156,7 @@ public struct CameraAssembly {
                                          refineLandmarks: detector is YuNetDetector && settings.faceRefineLandmarks,
                                          maxFaces: settings.maxFaces, detectEvery: every,
                                          fallbackReason: choice.fallbackReason)
+        info.runtime = (detector as? YuNetDetector)?.runtimeName
         info.maxRate = settings.faceMaxRate
         info.idleRate = settings.faceIdleRate
         logger.info("faces on", metadata: ["detector": "\(detector.name)", "detectEvery": "\(every)"])

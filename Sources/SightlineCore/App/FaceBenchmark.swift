@@ -19,6 +19,8 @@ import SightlineEvents
 public struct FaceBenchmark {
     public struct DetectorTiming: Codable, Sendable {
         public var detector: String
+        /// What ran YuNet's network ("onnxruntime 1.32.0", "opencv"); nil for Haar.
+        public var runtime: String?
         public var frames: Int
         public var msPerFrame: PipelineBenchmark.StageTiming
         /// Detections per second one core sustains (1000 / mean ms).
@@ -57,13 +59,17 @@ public struct FaceBenchmark {
     public let frames: Int
     /// YuNet model; nil times Haar alone.
     public let modelPath: String?
+    /// What runs YuNet's network (`faces.runtime`).
+    public let runtime: YuNetRuntime
 
-    public init(inputPath: String, width: Int, height: Int, frames: Int, modelPath: String?) {
+    public init(inputPath: String, width: Int, height: Int, frames: Int, modelPath: String?,
+                runtime: YuNetRuntime = .auto) {
         self.inputPath = inputPath
         self.width = width
         self.height = height
         self.frames = frames
         self.modelPath = modelPath
+        self.runtime = runtime
     }
 
     public func run() throws -> Report {
@@ -73,9 +79,11 @@ public struct FaceBenchmark {
             var plain = YuNetDetector.Options()
             plain.attributes = nil
             plain.checkPersons = false
+            plain.runtime = runtime
             detectors.append(try YuNetDetector(modelPath: modelPath, options: plain))
             var refined = YuNetDetector.Options()
             refined.refineLandmarks = true
+            refined.runtime = runtime
             detectors.append(try YuNetDetector(modelPath: modelPath, options: refined))
         }
         detectors.append(try HaarFaceDetector())
@@ -135,7 +143,8 @@ public struct FaceBenchmark {
             }
         }
         let timing = PipelineBenchmark.timing(samples)
-        return DetectorTiming(detector: name, frames: images.count, msPerFrame: timing,
+        return DetectorTiming(detector: name, runtime: (detector as? YuNetDetector)?.runtimeName,
+                              frames: images.count, msPerFrame: timing,
                               detectionsPerSecond: (1000 / max(timing.mean, 1e-6)).rounded(toPlaces: 1),
                               facesPerFrame: (Double(faces) / Double(max(1, images.count))).rounded(toPlaces: 2),
                               attributesMsPerFace: attributeSamples.isEmpty ? nil : PipelineBenchmark.timing(attributeSamples),

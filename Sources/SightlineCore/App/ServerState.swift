@@ -36,6 +36,8 @@ public struct ServerState: Codable, Sendable {
         public var detectEvery: Int
         /// Why the detector is the Haar fallback (nil when it is YuNet).
         public var fallbackReason: String?
+        /// What runs YuNet's network: "onnxruntime 1.32.0" or "opencv" (`faces.runtime`); nil for Haar.
+        public var runtime: String?
         /// How detection is paced now: active, still or unwatched (FaceDetectionPolicy).
         public var mode: String?
         /// Detection passes a second over the last seconds, and in all.

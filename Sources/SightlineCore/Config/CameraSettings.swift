@@ -32,6 +32,8 @@ public struct CameraSettings: Sendable {
     public var facesEnabled = true
     /// YuNet ONNX model; nil runs the Haar fallback.
     public var faceModel: String?
+    /// `faces.runtime`: a `YuNetRuntime` (auto, onnxruntime, opencv).
+    public var faceRuntime = YuNetRuntime.auto.rawValue
     public var maxFaces = 10
     /// Offer every this many frames to the face detector (tracks carry boxes between).
     public var faceDetectEvery = 1

@@ -62,7 +62,13 @@ public enum FaceDetectorFactory {
             do {
                 let detector = try YuNetDetector(modelPath: modelPath, options: yunet,
                                                  models: sharing?.models(for: modelPath, options: yunet))
-                logger.info("face detector: \(detector.name) from \(modelPath)")
+                logger.info("face detector: \(detector.name) on \(detector.runtimeName) from \(modelPath)")
+                if let note = detector.runtimeNote {
+                    logger.notice("""
+                        face network on OpenCV's dnn, about 3x slower than ONNX Runtime, which did not open \
+                        (\(note)); scripts/setup.sh installs it
+                        """)
+                }
                 return Choice(detector: detector, fallbackReason: nil)
             } catch {
                 reason = "face model \(modelPath) did not load (\(error))"

@@ -58,7 +58,7 @@ public final class YuNetModels: @unchecked Sendable {
     let personCheck: PersonFaceCheck?
 
     init(modelPath: String, options: YuNetDetector.Options) throws {
-        network = try YuNetNetwork(modelPath: modelPath)
+        network = try YuNetNetwork(modelPath: modelPath, runtime: options.runtime)
         attributes = options.attributes.map { FaceAttributeReader(options: $0) }
         personCheck = options.checkPersons ? try PersonFaceCheck() : nil
     }

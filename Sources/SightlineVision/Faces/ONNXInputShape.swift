@@ -36,59 +36,15 @@ public enum ONNXInputShape {
         return dims[2]
     }
 
-    // MARK: protobuf wire format
-
-    private enum WireType: UInt64 { case varint = 0, fixed64 = 1, lengthDelimited = 2, fixed32 = 5 }
-
-    private struct Entry { var number: Int; var varint: UInt64?; var payload: ArraySlice<UInt8>? }
-
     private static func firstField(_ number: Int, in message: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
-        entries(of: message)?.first { $0.number == number && $0.payload != nil }?.payload
+        ProtobufWire.entries(of: message)?.first { $0.number == number && $0.payload != nil }?.payload
     }
 
     private static func fields(_ number: Int, in message: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
-        (entries(of: message) ?? []).compactMap { $0.number == number ? $0.payload : nil }
+        (ProtobufWire.entries(of: message) ?? []).compactMap { $0.number == number ? $0.payload : nil }
     }
 
     private static func varintField(_ number: Int, in message: ArraySlice<UInt8>) -> UInt64? {
-        entries(of: message)?.first { $0.number == number && $0.varint != nil }?.varint
-    }
-
-    /// The top-level fields of one message; nil when it is malformed.
-    private static func entries(of message: ArraySlice<UInt8>) -> [Entry]? {
-        var result: [Entry] = []
-        var index = message.startIndex
-        while index < message.endIndex {
-            guard let key = varint(message, &index), let wire = WireType(rawValue: key & 7) else { return nil }
-            let number = Int(key >> 3)
-            switch wire {
-            case .varint:
-                guard let value = varint(message, &index) else { return nil }
-                result.append(Entry(number: number, varint: value, payload: nil))
-            case .fixed64, .fixed32:
-                let size = wire == .fixed64 ? 8 : 4
-                guard message.endIndex - index >= size else { return nil }
-                index += size
-            case .lengthDelimited:
-                guard let length = varint(message, &index), length <= UInt64(message.endIndex - index) else { return nil }
-                let end = index + Int(length)
-                result.append(Entry(number: number, varint: nil, payload: message[index..<end]))
-                index = end
-            }
-        }
-        return result
-    }
-
-    private static func varint(_ bytes: ArraySlice<UInt8>, _ index: inout Int) -> UInt64? {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        while index < bytes.endIndex, shift < 64 {
-            let byte = bytes[index]
-            index += 1
-            value |= UInt64(byte & 0x7f) << shift
-            if byte & 0x80 == 0 { return value }
-            shift += 7
-        }
-        return nil
+        ProtobufWire.entries(of: message)?.first { $0.number == number && $0.varint != nil }?.varint
     }
 }

@@ -40,6 +40,8 @@ public final class YuNetDetector: FaceDetector {
         /// reads roll best; 224 costs half as much, 160 a quarter, each with
         /// a larger roll error (docs/faces.md, "Faces on a budget").
         public var trackedCropSize = LandmarkRefiner.defaultCropSize
+        /// What runs the network (`faces.runtime`).
+        public var runtime = YuNetRuntime.auto
         /// A tracked face seen to hold still (see `LandmarkRereadSchedule.interval`: its
         /// track not turned by `steadyRollDegrees` since its last reading, its last two
         /// readings and the track at the last one within twice that; most faces, most
@@ -142,6 +144,10 @@ public final class YuNetDetector: FaceDetector {
     public let options: Options
     public let modelPath: String
     public var inputSize: Int { network.inputSize }
+    /// What runs the network: "onnxruntime 1.32.0" or "opencv".
+    public var runtimeName: String { network.runtimeName }
+    /// Why `faces.runtime: auto` fell back to OpenCV (nil when it did not).
+    public var runtimeNote: String? { network.runtimeNote }
     public var name: String { "yunet-\(network.inputSize)" }
 
     private let network: YuNetNetwork
@@ -510,6 +516,7 @@ public final class YuNetDetector: FaceDetector {
         lite.scoreThreshold = options.scoreThreshold
         lite.nmsThreshold = options.nmsThreshold
         lite.regionOfInterest = options.regionOfInterest
+        lite.runtime = options.runtime
         lite.attributes = nil
         lite.personChecksPerPass = Self.cutFramePersonChecks
         return try YuNetDetector(modelPath: modelPath, options: lite)

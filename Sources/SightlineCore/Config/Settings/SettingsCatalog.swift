@@ -104,6 +104,8 @@ public enum SettingsCatalog {
         .mapped("faces.model", \.faceModel, flag: "face-model",
                 read: { (path: String) in path.isEmpty ? .keep : .set(path) }, show: { $0 ?? "" },
                 "a YuNet ONNX file, or haar for the Haar cascades; also env SIGHTLINE_FACE_MODEL (the flag, then the environment, then the config); empty: the shipped models/face_detection_yunet_2023mar_320.onnx"),
+        .value("faces.runtime", \.faceRuntime, rule: .oneOf(YuNetRuntime.allCases.map(\.rawValue)),
+               "what runs the YuNet network: onnxruntime (about 3x faster; scripts/setup.sh installs it from PyPI), opencv (OpenCV's dnn), or auto: onnxruntime when installed, else opencv; /api/state faces.runtime says which runs"),
         .value("faces.maxFaces", \.maxFaces, flag: "max-faces", rule: .within(1...100), "most faces reported per frame"),
         .value("faces.detectEvery", \.faceDetectEvery, rule: .within(1...30),
                "offer every Nth frame to the face detector, which runs beside the pipeline on the newest frame when free; tracks carry boxes between"),
