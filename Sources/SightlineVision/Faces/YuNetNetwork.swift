@@ -41,6 +41,7 @@ final class YuNetNetwork {
                     throw FaceDetectorError.modelUnreadable(path: modelPath)
                 }
                 backend = .onnxRuntime(try ONNXRuntimeSession(model: model))
+                MallocArenas.returnFreedPages()  // the graph's optimization, some 8 MB in passing
                 runtimeName = "onnxruntime " + ((try? ONNXRuntimeSession.availability.get()) ?? "")
                 runtimeNote = nil
                 return
@@ -79,6 +80,11 @@ final class YuNetNetwork {
                 }
             case .onnxRuntime(let session):
                 lengths = try session.run(input, names: names, outputs: pointers, capacities: capacities)
+                // Without its arena (see sightline_onnx.h) ONNX Runtime frees a pass's buffers to
+                // malloc, which keeps them; a pass larger than the model's own size (a fine pass at
+                // 640: some 40 MB at 640x480) hands them back at once rather than at the next
+                // periodic trim (MallocArenas.startReturningFreedPages), so they do not stay resident.
+                if input.width * input.height > inputSize * inputSize { MallocArenas.returnFreedPages() }
             }
         }
         let views = zip(outputs, lengths).map { UnsafeBufferPointer(rebasing: $0[0..<Int($1)]) }
