@@ -1,5 +1,6 @@
 """Faces on the live stream, naming them over HTTP, and switching sources."""
 
+import ctypes
 import json
 import time
 
@@ -30,6 +31,15 @@ def faces_in(server, pairs=5):
     return [faces(meta) for meta, *_ in [first.pairs[-1], *log.pairs]]
 
 
+def onnxruntime_installed() -> bool:
+    """Whether ONNX Runtime's library opens as the server opens it (dlopen of libonnxruntime.so.1)."""
+    try:
+        ctypes.CDLL("libonnxruntime.so.1")
+        return True
+    except OSError:
+        return False
+
+
 def post_json(server, path, payload, headers=AUTH):
     status, _, data = http_get(server.port, path, method="POST", body=json.dumps(payload).encode(), headers=headers)
     return status, json.loads(data) if data else {}
@@ -43,6 +53,9 @@ def test_faces_are_tracked_named_and_remembered(sightline, testdata, tmp_path):
     server.wait_live()
     state = json.loads(http_get(server.port, "/api/state")[2])
     assert state["faces"]["detector"] == "yunet-320" and state["faces"]["maxFaces"] >= 1, state.get("faces")
+    # faces.runtime auto: ONNX Runtime where scripts/install-onnxruntime.sh put it, else OpenCV's dnn.
+    expected = "onnxruntime 1." if onnxruntime_installed() else "opencv"
+    assert state["faces"]["runtime"].startswith(expected), state["faces"]
     frames = faces_in(server)
     assert all(len(f) == 1 for f in frames), frames
     ids = {f[0]["id"] for f in frames}
