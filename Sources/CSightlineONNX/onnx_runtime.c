@@ -148,8 +148,9 @@ static void open_once(void) {
 
 int sl_onnx_open(const char *path, char *version, size_t version_size, sl_onnx_error *err) {
     if (err) memset(err, 0, sizeof *err);
-    requested_path = path;  // read by the one open_once that runs
+    requested_path = path;  // read by the one open_once that runs, during this call
     pthread_once(&runtime.once, open_once);
+    requested_path = NULL;
     if (version && version_size) snprintf(version, version_size, "%s", runtime.version);
     if (!runtime.api) {
         if (err) *err = runtime.error;

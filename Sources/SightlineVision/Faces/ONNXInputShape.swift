@@ -18,7 +18,11 @@ public enum ONNXInputShape {
     /// when the file cannot be read or holds no such input.
     public static func read(path: String) -> [Int]? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        let bytes = [UInt8](data)
+        return read(model: [UInt8](data))
+    }
+
+    /// As `read(path:)`, on the model file's bytes.
+    public static func read(model bytes: [UInt8]) -> [Int]? {
         guard let graph = firstField(Field.modelGraph, in: bytes[...]),
               let input = firstField(Field.graphInput, in: graph),
               let type = firstField(Field.valueInfoType, in: input),
@@ -32,7 +36,13 @@ public enum ONNXInputShape {
 
     /// The square spatial size of an NCHW input ([1, 3, S, S]), if it has one.
     public static func squareInputSize(path: String) -> Int? {
-        guard let dims = read(path: path), dims.count == 4, dims[2] > 0, dims[2] == dims[3] else { return nil }
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return squareInputSize(model: [UInt8](data))
+    }
+
+    /// As `squareInputSize(path:)`, on the model file's bytes.
+    public static func squareInputSize(model bytes: [UInt8]) -> Int? {
+        guard let dims = read(model: bytes), dims.count == 4, dims[2] > 0, dims[2] == dims[3] else { return nil }
         return dims[2]
     }
 

@@ -26,7 +26,7 @@ final class ONNXRuntimeSession {
     static let availability: Result<String, ONNXRuntimeError> = {
         var version = [CChar](repeating: 0, count: 32)
         var error = sl_onnx_error()
-        let code = sl_onnx_open(nil, &version, version.count, &error)
+        let code = sl_onnx_open(libraryName, &version, version.count, &error)
         guard code == 0 else { return .failure(ONNXRuntimeError(code: code, error)) }
         return .success(String(decoding: version.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }()

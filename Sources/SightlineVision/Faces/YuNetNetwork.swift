@@ -33,11 +33,12 @@ final class YuNetNetwork {
               let data = FileManager.default.contents(atPath: modelPath) else {
             throw FaceDetectorError.modelUnreadable(path: modelPath)
         }
-        inputSize = ONNXInputShape.squareInputSize(path: modelPath) ?? Self.fallbackInputSize
+        let bytes = [UInt8](data)
+        inputSize = ONNXInputShape.squareInputSize(model: bytes) ?? Self.fallbackInputSize
         var note: String?
         if runtime != .opencv {
             do {
-                guard let model = ONNXShapeFreeModel.rewritten([UInt8](data)) else {
+                guard let model = ONNXShapeFreeModel.rewritten(bytes) else {
                     throw FaceDetectorError.modelUnreadable(path: modelPath)
                 }
                 backend = .onnxRuntime(try ONNXRuntimeSession(model: model))
