@@ -50,7 +50,6 @@ enum {
     ALLOCATOR_FREE = 76,
     GET_DEFAULT_ALLOCATOR = 78,
     RELEASE_STATUS = 93,
-    RELEASE_MEMORY_INFO = 94,
     RELEASE_SESSION = 95,
     RELEASE_VALUE = 96,
     RELEASE_TENSOR_TYPE_AND_SHAPE_INFO = 99,
@@ -80,16 +79,20 @@ typedef OrtStatus *(*AllocatorFreeFn)(OrtAllocator *, void *);
 typedef OrtStatus *(*GetDefaultAllocatorFn)(OrtAllocator **);
 typedef void (*ReleaseFn)(void *);
 
-// What sl_onnx_open found, once per process.
+// What sl_onnx_open found, once per process: set under `lock` by the first
+// call, read-only after it.
 static struct {
-    pthread_once_t once;
+    pthread_mutex_t lock;
+    int tried;
     void *const *api;
     OrtEnv *env;
     OrtMemoryInfo *cpu;
     char version[32];
     sl_onnx_error error;
-} runtime = {PTHREAD_ONCE_INIT, NULL, NULL, NULL, "", {0, ""}};
-static const char *requested_path;
+} runtime = {PTHREAD_MUTEX_INITIALIZER, 0, NULL, NULL, NULL, "", {0, ""}};
+
+// The most outputs one pass copies out (YuNet has 12).
+enum { MAX_OUTPUTS = 32 };
 
 #define API(type, index) ((type)runtime.api[index])
 
@@ -119,8 +122,7 @@ static int check(OrtStatus *status, sl_onnx_error *err, const char *what) {
     return 20;
 }
 
-static void open_once(void) {
-    const char *path = requested_path ? requested_path : "libonnxruntime.so.1";
+static void open_library(const char *path) {
     void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!library) {
         fail(&runtime.error, 1, "%s", dlerror());
@@ -148,9 +150,12 @@ static void open_once(void) {
 
 int sl_onnx_open(const char *path, char *version, size_t version_size, sl_onnx_error *err) {
     if (err) memset(err, 0, sizeof *err);
-    requested_path = path;  // read by the one open_once that runs, during this call
-    pthread_once(&runtime.once, open_once);
-    requested_path = NULL;
+    pthread_mutex_lock(&runtime.lock);
+    if (!runtime.tried) {
+        runtime.tried = 1;
+        open_library(path ? path : "libonnxruntime.so.1");
+    }
+    pthread_mutex_unlock(&runtime.lock);
     if (version && version_size) snprintf(version, version_size, "%s", runtime.version);
     if (!runtime.api) {
         if (err) *err = runtime.error;
@@ -229,7 +234,9 @@ int sl_onnx_run_bgr(sl_onnx_session *session, const uint8_t *bgr, int width, int
                     int *lengths, sl_onnx_error *err) {
     if (err) memset(err, 0, sizeof *err);
     if (!session || !runtime.api) return fail(err, 1, "no session");
-    if (width < 1 || height < 1 || stride < width * 3 || count < 1) return fail(err, 11, "bad input");
+    if (width < 1 || height < 1 || stride < width * 3 || count < 1 || count > MAX_OUTPUTS) {
+        return fail(err, 11, "bad input");
+    }
     size_t plane = (size_t)width * (size_t)height, needed = plane * 3;
     if (needed > session->capacity) {
         float *grown = realloc(session->input, needed * sizeof(float));
@@ -253,8 +260,7 @@ int sl_onnx_run_bgr(sl_onnx_session *session, const uint8_t *bgr, int width, int
                                                                    shape, 4, ELEMENT_FLOAT, &input),
               err, "the input tensor"))
         return 20;
-    OrtValue *results[32] = {NULL};
-    if (count > 32) count = 32;
+    OrtValue *results[MAX_OUTPUTS] = {NULL};
     const char *input_name = session->input_name;
     int status = check(API(RunFn, RUN)(session->session, NULL, &input_name, (const OrtValue *const *)&input, 1, names,
                                        (size_t)count, results),

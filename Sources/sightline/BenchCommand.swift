@@ -84,7 +84,7 @@ struct BenchCommand: ParsableCommand {
         if let faces {
             let report = try FaceBenchmark(inputPath: faces, width: parts[0], height: parts[1], frames: frames,
                                            modelPath: settings.faceModel,
-                                           runtime: YuNetRuntime(rawValue: settings.faceRuntime) ?? .auto).run()
+                                           runtime: settings.yunetRuntime).run()
             try printJSON(report)
             return
         }

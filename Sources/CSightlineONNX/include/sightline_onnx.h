@@ -13,8 +13,9 @@
 // ONNX Runtime only ever appends to it) and hides tensors, statuses and
 // names behind one session handle and one call.
 //
-// Threads: sl_onnx_open may be called from any thread (once inside). A
-// session belongs to one thread at a time (it keeps its input buffer).
+// Threads: sl_onnx_open may be called from any thread (the first call opens,
+// under a lock). A session belongs to one thread at a time (it keeps its
+// input buffer).
 #ifndef SIGHTLINE_ONNX_H
 #define SIGHTLINE_ONNX_H
 
@@ -52,7 +53,8 @@ void sl_onnx_session_free(sl_onnx_session *session);
 // fed as the float NCHW tensor [1, 3, height, width] of its B, G and R
 // planes (what cv::dnn::blobFromImage makes, no scaling or mean). The
 // outputs named `names` are copied into the caller's float buffers
-// (`capacities` floats each); `lengths` receives how many were written.
+// (`capacities` floats each, at most 32 outputs); `lengths` receives how
+// many were written.
 int sl_onnx_run_bgr(sl_onnx_session *session, const uint8_t *bgr, int width, int height, int stride,
                     const char *const *names, int count, float *const *outputs, const int *capacities,
                     int *lengths, sl_onnx_error *err);

@@ -143,7 +143,7 @@ public struct CameraAssembly {
         yunet.newFacesReadAtOnce = 1
         yunet.crowdFaces = YuNetDetector.liveCrowdFaces
         yunet.refusedEdgeFaceSeconds = YuNetDetector.liveRefusedEdgeFaceSeconds
-        yunet.runtime = YuNetRuntime(rawValue: settings.faceRuntime) ?? .auto
+        yunet.runtime = settings.yunetRuntime
         var haar = HaarFaceDetector.Options()
         haar.regionOfInterest = settings.faceRegion
         let choice = try FaceDetectorFactory.choose(modelPath: settings.faceModel, yunet: yunet, haar: haar, sharing: sharing,

@@ -34,6 +34,8 @@ public struct CameraSettings: Sendable {
     public var faceModel: String?
     /// `faces.runtime`: a `YuNetRuntime` (auto, onnxruntime, opencv).
     public var faceRuntime = YuNetRuntime.auto.rawValue
+    /// `faceRuntime` as the detector takes it (the catalog's rule admits only its cases).
+    public var yunetRuntime: YuNetRuntime { YuNetRuntime(rawValue: faceRuntime) ?? .auto }
     public var maxFaces = 10
     /// Offer every this many frames to the face detector (tracks carry boxes between).
     public var faceDetectEvery = 1

@@ -1,16 +1,6 @@
 import CSightlineONNX
 import Foundation
 
-/// Which runtime runs the YuNet network (`faces.runtime`).
-public enum YuNetRuntime: String, Sendable, CaseIterable, Codable {
-    /// ONNX Runtime when its library is installed, else OpenCV's dnn.
-    case auto
-    /// ONNX Runtime, or no YuNet (the model fails to load, and Haar runs).
-    case onnxruntime
-    /// OpenCV's dnn (Debian's OpenCV 4.6).
-    case opencv
-}
-
 /// A network loaded into ONNX Runtime (the CSightlineONNX shim over its C
 /// API, opened with dlopen): one forward pass on a BGR image at a time.
 ///

@@ -29,8 +29,7 @@ final class YuNetNetwork {
     private var buffers: [[Int]: [UnsafeMutableBufferPointer<Float>]] = [:]
 
     init(modelPath: String, runtime: YuNetRuntime = .auto) throws {
-        guard FileManager.default.isReadableFile(atPath: modelPath),
-              let data = FileManager.default.contents(atPath: modelPath) else {
+        guard let data = FileManager.default.contents(atPath: modelPath) else {
             throw FaceDetectorError.modelUnreadable(path: modelPath)
         }
         let bytes = [UInt8](data)
