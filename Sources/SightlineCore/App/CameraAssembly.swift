@@ -138,6 +138,7 @@ public struct CameraAssembly {
         yunet.trackedCropSize = settings.faceRefineCropSize
         yunet.attributesEverySeconds = settings.faceAttributesEverySeconds
         yunet.attributesPerPass = YuNetDetector.liveAttributesPerPass
+        yunet.steadyAttributesFactor = YuNetDetector.liveSteadyAttributesFactor
         yunet.scoreThreshold = settings.faceMinScore
         yunet.confirmMissedTracks = true
         yunet.newFacesReadAtOnce = 1

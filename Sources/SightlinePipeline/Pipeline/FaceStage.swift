@@ -57,6 +57,8 @@ public final class FaceStage: PipelineStage {
     private var lastPassSettled = false
     /// The last frame's gray picture and time, where this frame's flow starts.
     private var previousGray: (image: ImageBuffer, capturedAt: Double)?
+    /// The last frame's whole-frame flow pyramid (`FlowPyramid`), when it was built.
+    private var previousPyramid: (image: ImageBuffer, pyramid: FlowPyramid)?
     /// Whether the worker's passes read the full frame when the stages analyse
     /// a smaller copy (`AnalysisSize`): YuNet letterboxes any frame into its
     /// 320 (usual) or 640 (fine) input, so its frame-wide passes cost the same,
@@ -258,6 +260,7 @@ public final class FaceStage: PipelineStage {
         let ends = tracker.flowEnds()
         guard !ends.isEmpty else {
             previousGray = nil
+            previousPyramid = nil
             return
         }
         let gray = try context.gray ?? ImageOps.gray(context.image)
@@ -269,7 +272,7 @@ public final class FaceStage: PipelineStage {
         // their velocity on this frame and are measured on a later one.
         let budget = policy.flowBudget(tracked: ends.count)
         let measured = ends.count > budget ? Array(ends.sorted { $0.time < $1.time }.prefix(budget)) : ends
-        flowMeasures += measured.count
+        var moves: [(id: Int, face: FaceObservation, source: ImageBuffer, from: Double)] = []
         for end in measured {
             let source: (image: ImageBuffer, capturedAt: Double)
             if let found, let foundGray = found.gray, abs(end.time - found.capturedAt) < 1e-6 {
@@ -279,11 +282,32 @@ public final class FaceStage: PipelineStage {
             } else {
                 continue
             }
-            guard source.capturedAt < now, let face = tracker.observation(of: end.id, at: source.capturedAt),
-                  let motion = try flow.motion(of: face.box, landmarks: face.landmarks, from: source.image, to: gray)
-            else { continue }
-            tracker.move(end.id, by: motion, from: source.capturedAt, to: now)
+            guard source.capturedAt < now, let face = tracker.observation(of: end.id, at: source.capturedAt) else {
+                continue
+            }
+            moves.append((end.id, face, source.image, source.capturedAt))
         }
+        flowMeasures += moves.count
+        // Many faces: one pyramid of each frame, shared (this frame's is kept
+        // for the next); few: each face's own small ones.
+        let wholeFrame = FaceFlow.prefersWholeFrame(moves.map(\.face.box), width: gray.width, height: gray.height)
+        var pyramids: [ObjectIdentifier: FlowPyramid] = [:]
+        if let kept = previousPyramid { pyramids[ObjectIdentifier(kept.image)] = kept.pyramid }
+        func pyramid(of image: ImageBuffer) throws -> FlowPyramid {
+            if let made = pyramids[ObjectIdentifier(image)] { return made }
+            let made = try FlowPyramid(image, levels: flow.options.levels)
+            pyramids[ObjectIdentifier(image)] = made
+            return made
+        }
+        for move in moves {
+            let motion = wholeFrame
+                ? try flow.motion(of: move.face.box, landmarks: move.face.landmarks, from: pyramid(of: move.source),
+                                  to: pyramid(of: gray))
+                : try flow.motion(of: move.face.box, landmarks: move.face.landmarks, from: move.source, to: gray)
+            guard let motion else { continue }
+            tracker.move(move.id, by: motion, from: move.from, to: now)
+        }
+        previousPyramid = pyramids[ObjectIdentifier(gray)].map { (gray, $0) }
     }
 }
 

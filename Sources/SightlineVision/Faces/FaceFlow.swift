@@ -31,7 +31,7 @@ package final class FaceFlow {
         /// Points that must pass to trust a motion.
         var minPoints = 8
         /// Pyramid levels above the image (each doubles the motion it follows).
-        var levels = 2
+        package var levels = 2
         /// A step that turns or scales more than this between two frames is
         /// not a face's motion (the points jumped to something else).
         var maxStepDegrees = 30.0
@@ -54,7 +54,7 @@ package final class FaceFlow {
         var points: Int
     }
 
-    let options: Options
+    package let options: Options
     private var from: [Float] = []
     private var moved: [Float] = []
     private var status: [UInt8] = []
@@ -64,24 +64,88 @@ package final class FaceFlow {
 
     /// How the face in `box` of `previous` (with its `landmarks`, if known)
     /// moved to `next`; nil when the images differ in size or the points do
-    /// not agree on a face's motion.
+    /// not agree on a face's motion. Builds a small pyramid of each image
+    /// around the face (`motion(of:landmarks:from:to:)` with `FlowPyramid`s
+    /// reads whole frames' pyramids instead).
     package func motion(of box: PixelRect<Double>, landmarks: FaceLandmarks?, from previous: ImageBuffer,
                 to next: ImageBuffer) throws -> Motion? {
         guard previous.channels == 1, next.channels == 1, previous.width == next.width,
               previous.height == next.height, box.w >= 4, box.h >= 4 else { return nil }
         // The search looks around the face as far as it may have moved.
+        let area = Self.searchArea(of: box, width: previous.width, height: previous.height)
+        let (x0, y0, x1, y1) = (area.x, area.y, area.x + area.w, area.y + area.h)
+        guard area.w >= 8, area.h >= 8 else { return nil }
+        let count = placePoints(on: box, landmarks: landmarks, in: area)
+        guard count >= options.minPoints else { return nil }
+        let window = Self.window(for: box)
+        let before = previous.cView(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+        let after = next.cView(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+        try OpenCVError.check { err in
+            slcv_track_points(before, after, from, Int32(count), Int32(window), Int32(options.levels), &moved,
+                              &status, &error, err)
+        }
+        return fitted(count: count, origin: (Double(x0), Double(y0)), size: max(box.w, box.h))
+    }
+
+    /// As `motion(of:landmarks:from:to:)`, on the pyramids of two whole frames.
+    package func motion(of box: PixelRect<Double>, landmarks: FaceLandmarks?, from previous: FlowPyramid,
+                        to next: FlowPyramid) throws -> Motion? {
+        guard previous.width == next.width, previous.height == next.height, box.w >= 4, box.h >= 4 else { return nil }
+        let count = placePoints(on: box, landmarks: landmarks,
+                                in: PixelRect(x: 0, y: 0, w: previous.width, h: previous.height))
+        guard count >= options.minPoints else { return nil }
+        let window = Self.window(for: box)
+        try OpenCVError.check { err in
+            slcv_track_points_in_pyramids(previous.pointer, next.pointer, from, Int32(count), Int32(window), &moved,
+                                          &status, &error, err)
+        }
+        return fitted(count: count, origin: (0, 0), size: max(box.w, box.h))
+    }
+
+    /// Whether the faces in `boxes` of a `width` x `height` frame are better
+    /// measured on whole-frame pyramids: each face's own measure builds two
+    /// pyramids of its search area, a whole frame's costs one pyramid of the
+    /// frame (the last frame's is kept). On 640x480 one frame's pyramid took
+    /// 0.16 ms, a 100-pixel face's pair 0.08 (this machine).
+    package static func prefersWholeFrame(_ boxes: [PixelRect<Double>], width: Int, height: Int) -> Bool {
+        let areas = boxes.reduce(0) { sum, box in
+            let area = searchArea(of: box, width: width, height: height)
+            return sum + area.w * area.h
+        }
+        return 2 * areas > width * height
+    }
+
+    /// The part of a frame a face's points are followed in: the box and as
+    /// far around it as the face may have moved.
+    static func searchArea(of box: PixelRect<Double>, width: Int, height: Int) -> PixelRect<Int> {
         let size = max(box.w, box.h)
         let margin = max(0.6 * size, 16)
         let x0 = max(0, Int((box.x - margin).rounded(.down))), y0 = max(0, Int((box.y - margin).rounded(.down)))
-        let x1 = min(previous.width, Int((box.x + box.w + margin).rounded(.up)))
-        let y1 = min(previous.height, Int((box.y + box.h + margin).rounded(.up)))
-        guard x1 - x0 >= 8, y1 - y0 >= 8 else { return nil }
+        let x1 = min(width, Int((box.x + box.w + margin).rounded(.up)))
+        let y1 = min(height, Int((box.y + box.h + margin).rounded(.up)))
+        return PixelRect(x: x0, y: y0, w: max(0, x1 - x0), h: max(0, y1 - y0))
+    }
 
+    /// A window a quarter of the face (odd, 9 to 15 pixels, at most
+    /// `FlowPyramid.window`): large enough to hold texture, small enough to
+    /// stay on the face. With 4x4 grid points and two pyramid levels (a step
+    /// of up to about 28 pixels a frame) this is half the work of 21 pixels,
+    /// 5x5 points and three levels, with the same roll error on the live
+    /// face video (scripts/live-faces.py: median 2.4-2.6 degrees against 2.4).
+    static func window(for box: PixelRect<Double>) -> Int {
+        min(FlowPyramid.window, max(9, Int(max(box.w, box.h) / 4) | 1))
+    }
+
+    /// Puts the grid over `box` and its landmarks into `from` (pixels of
+    /// `area`, whose points only) and sizes the result buffers; the count.
+    private func placePoints(on box: PixelRect<Double>, landmarks: FaceLandmarks?, in area: PixelRect<Int>) -> Int {
         from.removeAll(keepingCapacity: true)
+        let (x0, y0) = (Double(area.x), Double(area.y))
+        let (x1, y1) = (Double(area.x + area.w), Double(area.y + area.h))
         func add(_ x: Double, _ y: Double) {
-            guard x >= Double(x0), y >= Double(y0), x < Double(x1), y < Double(y1) else { return }
-            from.append(Float(x - Double(x0)))
-            from.append(Float(y - Double(y0)))
+            guard x >= x0, y >= y0, x < x1, y < y1 else { return }
+            from.append(Float(x - x0))
+            from.append(Float(y - y0))
         }
         let side = max(2, options.gridSide)
         for row in 0..<side {
@@ -98,27 +162,20 @@ package final class FaceFlow {
             }
         }
         let count = from.count / 2
-        guard count >= options.minPoints else { return nil }
         moved = [Float](repeating: 0, count: 2 * count)
         status = [UInt8](repeating: 0, count: count)
         error = [Float](repeating: 0, count: count)
-        // A window a quarter of the face (odd, 9 to 15 pixels): large enough
-        // to hold texture, small enough to stay on the face. With 4x4 grid
-        // points and two pyramid levels (a step of up to about 28 pixels a
-        // frame) this is half the work of 21 pixels, 5x5 points and three
-        // levels, with the same roll error on the live face video
-        // (scripts/live-faces.py: median 2.4-2.6 degrees against 2.4).
-        let window = min(15, max(9, Int(size / 4) | 1))
-        let before = previous.cView(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
-        let after = next.cView(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
-        try OpenCVError.check { err in
-            slcv_track_points(before, after, from, Int32(count), Int32(window), Int32(options.levels), &moved,
-                              &status, &error, err)
-        }
+        return count
+    }
+
+    /// The motion the `count` followed points agree on (pixels of an area
+    /// whose corner is `origin`), for a face `size` pixels across; nil when
+    /// they do not agree on a face's motion.
+    private func fitted(count: Int, origin: (x: Double, y: Double), size: Double) -> Motion? {
         var pairs: [(PixelPoint, PixelPoint)] = []
         for i in 0..<count where status[i] != 0 && Double(error[i]) <= options.maxForwardBackward {
-            pairs.append((PixelPoint(x: Double(from[2 * i]) + Double(x0), y: Double(from[2 * i + 1]) + Double(y0)),
-                          PixelPoint(x: Double(moved[2 * i]) + Double(x0), y: Double(moved[2 * i + 1]) + Double(y0))))
+            pairs.append((PixelPoint(x: Double(from[2 * i]) + origin.x, y: Double(from[2 * i + 1]) + origin.y),
+                          PixelPoint(x: Double(moved[2 * i]) + origin.x, y: Double(moved[2 * i + 1]) + origin.y)))
         }
         guard pairs.count >= options.minPoints, var fit = Self.similarity(pairs) else { return nil }
         // Refit without the quarter of the points the first fit explains worst

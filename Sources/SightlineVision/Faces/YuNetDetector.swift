@@ -93,6 +93,11 @@ public final class YuNetDetector: FaceDetector {
         /// ago (matched by its box, as for refinement) is not read again and
         /// carries its last reading. 0 reads every face on every pass.
         public var attributesEverySeconds = 0.0
+        /// A face whose reading agrees with its last one (`AttributeSchedule`)
+        /// waits twice as long for the next, up to this many times
+        /// `attributesEverySeconds`; a reading that differs brings it back to
+        /// one. 1: every face at `attributesEverySeconds`.
+        public var steadyAttributesFactor = 1.0
         /// Live: at most this many faces are read for attributes in one pass
         /// (about 2-4 ms each), so a crowd costs a pass no more than a few
         /// faces do. The faces due are read never-read first, then the
@@ -186,7 +191,8 @@ public final class YuNetDetector: FaceDetector {
         rereadSchedule = LandmarkRereadSchedule(options)
         personCheckSchedule = PersonCheckSchedule(perPass: options.personChecksPerPass)
         refusedEdgeFaces = RefusedEdgeFaces(seconds: options.refusedEdgeFaceSeconds)
-        attributeSchedule = AttributeSchedule(everySeconds: options.attributesEverySeconds)
+        attributeSchedule = AttributeSchedule(everySeconds: options.attributesEverySeconds,
+                                              steadyFactor: options.steadyAttributesFactor)
     }
 
     public func detect(in frame: ImageBuffer, gray: ImageBuffer?, limit: Int) throws -> [FaceObservation] {
@@ -200,6 +206,10 @@ public final class YuNetDetector: FaceDetector {
 
     /// The live server's `attributesPerPass`: four faces, about 10 ms of a pass.
     public static let liveAttributesPerPass = 4
+    /// The live server's `steadyAttributesFactor`: a face whose smile and
+    /// eyes hold is read once a second at 4 readings a second otherwise; at
+    /// 1080p the readings were a third of the face work of a watched camera.
+    public static let liveSteadyAttributesFactor = 4.0
     /// The live server's `crowdFaces`: eight tracked faces make a crowd.
     public static let liveCrowdFaces = 8
     /// The live server's `refusedEdgeFaceSeconds`: a face refused at the edge

@@ -81,4 +81,27 @@ struct AttributeScheduleTests {
         }
         #expect(shown == [false, false, false, false, true, true, true, false])
     }
+
+    @Test("a face whose readings agree waits twice as long each time, up to steadyFactor; a reading that differs brings it back to everySeconds")
+    func steadyFaces() {
+        var schedule = AttributeSchedule(everySeconds: 1, steadyFactor: 4)
+        let reader = Reader()
+        reader.smile = 0.3
+        var readAt: [Int] = []
+        for now in 0...14 {
+            if now == 8 { reader.smile = 0.8 }
+            let before = reader.reads.count
+            let faces = schedule.pass([Self.face(x: 100)], at: Double(now), budget: 4, read: reader.read)
+            if reader.reads.count > before { readAt.append(now) }
+            #expect(faces.first?.smile == (readAt.last! >= 8 ? 0.8 : 0.3))
+        }
+        // Waits 1, 2, 4, 4; the smile read at 11 differs: 1, then 2 again.
+        #expect(readAt == [0, 1, 3, 7, 11, 12, 14])
+        // Eyes that change count as a change too; a smile within 0.1 on the same side of 0.5 does not.
+        let last = schedule.readings[0]
+        #expect(AttributeSchedule.agrees(smile: 0.75, eyes: false, with: last))
+        #expect(!AttributeSchedule.agrees(smile: 0.8, eyes: true, with: last))
+        #expect(!AttributeSchedule.agrees(smile: 0.45, eyes: false, with: last))
+        #expect(!AttributeSchedule.agrees(smile: nil, eyes: false, with: last))
+    }
 }

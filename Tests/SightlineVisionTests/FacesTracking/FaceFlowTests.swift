@@ -39,13 +39,38 @@ import SightlineTesting
         let moved = PixelPoint(x: centre.x + step.dx, y: centre.y + step.dy)
         let first = try Self.frame(centre: centre, scale: scale, turn: 10)
         let second = try Self.frame(centre: moved, scale: scale * step.zoom, turn: 10 + step.turn)
-        let motion = try #require(try FaceFlow().motion(of: Self.box(centre: centre, scale: scale), landmarks: nil,
-                                                        from: first, to: second))
-        #expect(abs(motion.degrees - step.turn) < 0.5, "turn \(motion.degrees), drawn \(step.turn)")
-        #expect(abs(motion.scale - step.zoom) < 0.01, "scale \(motion.scale), drawn \(step.zoom)")
-        let landed = motion.transform.apply(centre)
-        #expect(landed.distance(to: moved) < 0.5, "centre went to \(landed), drawn at \(moved)")
-        #expect(motion.points >= 8)
+        let flow = FaceFlow()
+        let box = Self.box(centre: centre, scale: scale)
+        let onAreas = try #require(try flow.motion(of: box, landmarks: nil, from: first, to: second))
+        // The same measure on the two frames' whole pyramids (FlowPyramid).
+        let onPyramids = try #require(try flow.motion(of: box, landmarks: nil,
+                                                      from: FlowPyramid(first, levels: flow.options.levels),
+                                                      to: FlowPyramid(second, levels: flow.options.levels)))
+        for (motion, how) in [(onAreas, "around the face"), (onPyramids, "on whole pyramids")] {
+            #expect(abs(motion.degrees - step.turn) < 0.5, "\(how): turn \(motion.degrees), drawn \(step.turn)")
+            #expect(abs(motion.scale - step.zoom) < 0.01, "\(how): scale \(motion.scale), drawn \(step.zoom)")
+            let landed = motion.transform.apply(centre)
+            #expect(landed.distance(to: moved) < 0.5, "\(how): centre went to \(landed), drawn at \(moved)")
+            #expect(motion.points >= 8)
+        }
+    }
+
+    @Test("many faces are measured on whole-frame pyramids, one or two small ones around themselves")
+    func wholeFrameWhenFacesCoverMuch() {
+        let face = { (x: Double, side: Double) in PixelRect(x: x, y: 150, w: side, h: side) }
+        #expect(!FaceFlow.prefersWholeFrame([face(300, 80)], width: 640, height: 480))
+        #expect(!FaceFlow.prefersWholeFrame([face(100, 60), face(400, 60)], width: 640, height: 480))
+        #expect(FaceFlow.prefersWholeFrame((0..<6).map { face(Double($0) * 100, 100) }, width: 640, height: 480))
+        #expect(!FaceFlow.prefersWholeFrame([], width: 640, height: 480))
+    }
+
+    @Test("a pyramid refuses a colour image, and tracking refuses pyramids of two sizes")
+    func pyramidsCheckTheirImages() throws {
+        #expect(throws: OpenCVError.self) { try FlowPyramid(ImageBuffer(width: 64, height: 48, channels: 3), levels: 2) }
+        let small = try FlowPyramid(ImageBuffer(width: 64, height: 48, channels: 1), levels: 2)
+        let large = try FlowPyramid(ImageBuffer(width: 128, height: 96, channels: 1), levels: 2)
+        #expect(try FaceFlow().motion(of: PixelRect(x: 10, y: 10, w: 30, h: 30), landmarks: nil, from: small,
+                                      to: large) == nil)
     }
 
     @Test("points on a picture that changed to another one do not agree on a motion")
