@@ -1,6 +1,7 @@
 import CMalloc
 import Dispatch
 import Glibc
+import Synchronization
 
 /// glibc gives each thread that allocates under contention an arena of its
 /// own, up to eight per core, and each keeps the pages it has freed. A
@@ -27,6 +28,27 @@ public enum MallocArenas {
     public static func returnFreedPages() {
         _ = malloc_trim(0)
     }
+
+    /// As `returnFreedPages`, unless pages were handed back less than
+    /// `seconds` ago (by this call); true when it trimmed. For after a large
+    /// pass that recurs (a face network's fine pass, once a second): a trim
+    /// also hands back the pages of the buffers every usual pass uses again
+    /// (a 1080p frame's picture and gray copy, the network's activations),
+    /// and each comes back as page faults, fresh pages zeroed by the kernel.
+    /// Trimming after every fine pass, a 1080p camera's face thread took
+    /// 5,200 page faults a second (1,000 without) and the whole process
+    /// 0.262 cores against 0.231.
+    @discardableResult
+    public static func returnFreedPages(atMostEvery seconds: Double, now: Double) -> Bool {
+        let due = lastPaced.withLock { last in
+            guard now - last >= seconds else { return false }
+            last = now
+            return true
+        }
+        if due { returnFreedPages() }
+        return due
+    }
+    private static let lastPaced = Mutex<Double>(-Double.infinity)
 
     /// How often a running server hands freed pages back
     /// (`startReturningFreedPages`).

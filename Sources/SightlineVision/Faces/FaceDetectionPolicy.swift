@@ -45,7 +45,8 @@ public struct FaceDetectionPolicy: Sendable, Equatable {
     public var fineEverySeconds: Double
     /// Fine passes that follow the first on a new picture (one for each of
     /// YuNet's fine turns, so every tilt is looked for at once).
-    public var finePassesOnNewPicture = 3
+    public var finePassesOnNewPicture = defaultFinePassesOnNewPicture
+    public static let defaultFinePassesOnNewPicture = 3
 
     /// Tracked faces that make a crowd (nil: never a crowd; the detector's
     /// `YuNetDetector.liveCrowdFaces`).

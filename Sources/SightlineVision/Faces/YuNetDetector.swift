@@ -253,6 +253,11 @@ public final class YuNetDetector: FaceDetector {
         }
         defer { frameWide = nil }
         var profile = FacePassProfile()
+        // How this pass's large forward passes hand their buffers back (`YuNetNetwork.LargePassTrim`):
+        // a large frame's fine passes once a second at most every few seconds, a new picture's at once.
+        let newPictureFine = fine.map { $0 < FaceDetectionPolicy.defaultFinePassesOnNewPicture } ?? false
+        network.largePassTrim = frame.width * frame.height > YuNetNetwork.pacedTrimPixels && !newPictureFine
+            ? .paced : .atOnce
         let forwardsBefore = refiner.forwardPasses
         defer {
             profile.cropForwards = refiner.forwardPasses - forwardsBefore

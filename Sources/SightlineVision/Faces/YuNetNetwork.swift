@@ -13,6 +13,24 @@ import SightlineSupport
 final class YuNetNetwork {
     /// The model's declared input size, or this when the file does not say.
     static let fallbackInputSize = 320
+    /// How a pass larger than the model's own size (a fine pass) hands the
+    /// buffers ONNX Runtime freed back to the system (`MallocArenas`).
+    /// `atOnce`: after the pass, so they do not stay resident (some 25 MB
+    /// at 640 px: the demo's start reached 198 MiB without it, 155 with it).
+    /// `paced`: at most every `pacedTrimSeconds` (the periodic trim does the
+    /// rest), for a pass over a large frame: a trim also hands back the
+    /// buffers every usual pass uses again, the frame's picture and gray copy
+    /// first (8 MB at 1080p), and they come back as page faults, fresh pages
+    /// the kernel zeroes. A 1080p camera with 10 viewers took 5,200 faults a
+    /// second on its face thread trimming after every fine pass and 1,000
+    /// without, 0.262 against 0.231 cores for the whole process; on
+    /// vtest.avi (768x576) trimming at once cost no CPU and kept 20 MiB less
+    /// at its peak (148 against 168).
+    enum LargePassTrim { case atOnce, paced }
+    var largePassTrim = LargePassTrim.atOnce
+    static let pacedTrimSeconds = 5.0
+    /// Frames larger than this (pixels) pace their trims.
+    static let pacedTrimPixels = 1280 * 720
 
     private enum Backend {
         case openCV(OpaquePointer)
@@ -81,10 +99,16 @@ final class YuNetNetwork {
             case .onnxRuntime(let session):
                 lengths = try session.run(input, names: names, outputs: pointers, capacities: capacities)
                 // Without its arena (see sightline_onnx.h) ONNX Runtime frees a pass's buffers to
-                // malloc, which keeps them; a pass larger than the model's own size (a fine pass at
-                // 640: some 40 MB at 640x480) hands them back at once rather than at the next
-                // periodic trim (MallocArenas.startReturningFreedPages), so they do not stay resident.
-                if input.width * input.height > inputSize * inputSize { MallocArenas.returnFreedPages() }
+                // malloc, which keeps them; a pass larger than the model's own size hands them back
+                // as `largePassTrim` says, rather than at the next periodic trim
+                // (MallocArenas.startReturningFreedPages).
+                if input.width * input.height > inputSize * inputSize {
+                    switch largePassTrim {
+                    case .atOnce: MallocArenas.returnFreedPages()
+                    case .paced: MallocArenas.returnFreedPages(atMostEvery: Self.pacedTrimSeconds,
+                                                               now: Double(MonotonicClock.nanos()) / 1e9)
+                    }
+                }
             }
         }
         let views = zip(outputs, lengths).map { UnsafeBufferPointer(rebasing: $0[0..<Int($1)]) }
