@@ -84,6 +84,8 @@ public final class TemplateMatcher {
         /// The level: its size and its scale relative to the full frame.
         var levelWidth: Int, levelHeight: Int
         var levelScale: Double
+        /// Tracked frames since the scales beside this hit's were last tried (`trackedHits`).
+        var framesSinceScaleCheck = 0
 
         var box: NormalizedBox {
             let lw = Double(levelWidth), lh = Double(levelHeight)
@@ -212,14 +214,30 @@ public final class TemplateMatcher {
         var hits: [Hit] = []
         for track in known {
             let margin = 0.25 * max(track.hit.width, track.hit.height) + 4
-            if let hit = try refine(template, around: track.hit, in: fine, margin: margin, scaleOffsets: [-2, 0, 2],
-                                    angleOffsets: [0]), hit.score >= template.threshold {
+            // A hit that kept its scale is looked for at that scale alone,
+            // and the scales beside it tried only every `scaleCheckFrames`
+            // frames or when its score falls (a zoom): one match a frame
+            // instead of three for a template that moves without zooming.
+            if track.hit.framesSinceScaleCheck + 1 < Self.scaleCheckFrames,
+               var hit = try refine(template, around: track.hit, in: fine, margin: margin, scaleOffsets: [0],
+                                    angleOffsets: [0]),
+               hit.score >= template.threshold, hit.score >= track.hit.score - Self.heldScaleScoreDrop {
+                hit.framesSinceScaleCheck = track.hit.framesSinceScaleCheck + 1
+                hits.append(hit)
+            } else if let hit = try refine(template, around: track.hit, in: fine, margin: margin,
+                                           scaleOffsets: [-2, 0, 2], angleOffsets: [0]),
+                      hit.score >= template.threshold {
                 hits.append(hit)
             }
         }
         // Every track must be found again; otherwise the full search decides.
         return hits.count == known.count ? suppress(hits) : []
     }
+
+    /// A tracked hit's neighbouring scales are tried at least every this many frames...
+    static let scaleCheckFrames = 5
+    /// ...and whenever its score at its own scale falls by more than this.
+    static let heldScaleScoreDrop = 0.02
 
     private func fullSearch(_ template: Template, coarse: ImageBuffer, fine: ImageBuffer?) throws -> [Hit] {
         var candidates: [Hit] = []
