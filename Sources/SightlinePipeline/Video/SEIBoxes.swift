@@ -41,8 +41,19 @@ public enum SEIBoxes {
                       detections: frame.detections)
         }
 
-        /// Encoded as every wire JSON is (`WireJSON`).
-        public func jsonData() throws -> Data { try WireJSON.encoder().encode(self) }
+        /// As JSON, its detections written as the frame's `/ws` message writes them (`WireJSONWriter`).
+        public func jsonData() throws -> Data {
+            var json = WireJSONWriter()
+            json.openObject()
+            json.key("seq"); json.integer(seq)
+            json.key("capturedAt"); try json.number(capturedAt)
+            json.key("width"); json.integer(width)
+            json.key("height"); json.integer(height)
+            json.key("detections"); try json.detections(detections)
+            if let boxesFrom { json.key("boxesFrom"); json.integer(boxesFrom) }
+            json.closeObject()
+            return json.data
+        }
     }
 
     /// The SEI NAL unit (header first, no start code) carrying the payload's JSON.

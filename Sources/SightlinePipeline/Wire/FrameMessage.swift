@@ -49,7 +49,40 @@ public struct FrameMessage: Codable, Sendable {
         }
     }
 
+    /// This message as JSON (`WireJSONWriter`: what `WireJSON.encoder()` would write).
     public func jsonData() throws -> Data {
-        try WireJSON.encoder().encode(self)
+        var json = WireJSONWriter()
+        json.openObject()
+        json.key("type"); json.string(type)
+        json.key("seq"); json.integer(seq)
+        json.key("capturedAt"); try json.number(capturedAt)
+        json.key("width"); json.integer(width)
+        json.key("height"); json.integer(height)
+        if let jpegBytes { json.key("jpegBytes"); json.integer(jpegBytes) }
+        if let video {
+            json.key("video")
+            json.openObject()
+            json.key("format"); json.string(video.format)
+            json.key("key"); json.bool(video.key)
+            json.key("bytes"); json.integer(video.bytes)
+            if let codec = video.codec { json.key("codec"); json.string(codec) }
+            json.closeObject()
+        }
+        json.key("detections"); try json.detections(detections)
+        if let boxesFrom { json.key("boxesFrom"); json.integer(boxesFrom) }
+        if let groundTruth {
+            json.key("groundTruth")
+            json.openArray()
+            for truth in groundTruth {
+                json.openObject()
+                json.key("label"); json.string(truth.label)
+                json.key("box"); try json.box(truth.box)
+                if let roll = truth.roll { json.key("roll"); try json.number(roll) }
+                json.closeObject()
+            }
+            json.closeArray()
+        }
+        json.closeObject()
+        return json.data
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
 
-/// How every wire JSON document is encoded (the `/ws` frame message, the
-/// boxes in the H.264 SEI), so the same detections come out as the same
-/// bytes wherever they travel.
+/// The JSONEncoder settings the wire's per-frame JSON (`FrameMessage`,
+/// `SEIBoxes.Payload`) was encoded with before `WireJSONWriter` wrote it by
+/// hand; the tests hold the writer to what this encoder writes.
 public enum WireJSON {
     public static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
