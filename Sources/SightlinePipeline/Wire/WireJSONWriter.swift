@@ -32,25 +32,19 @@ struct WireJSONWriter {
 
     // MARK: - Structure
 
-    mutating func openObject() {
+    mutating func openObject() { open(UInt8(ascii: "{")) }
+    mutating func closeObject() { close(UInt8(ascii: "}")) }
+    mutating func openArray() { open(UInt8(ascii: "[")) }
+    mutating func closeArray() { close(UInt8(ascii: "]")) }
+
+    private mutating func open(_ bracket: UInt8) {
         separate()
-        bytes.append(UInt8(ascii: "{"))
+        bytes.append(bracket)
         atStart = true
     }
 
-    mutating func closeObject() {
-        bytes.append(UInt8(ascii: "}"))
-        atStart = false
-    }
-
-    mutating func openArray() {
-        separate()
-        bytes.append(UInt8(ascii: "["))
-        atStart = true
-    }
-
-    mutating func closeArray() {
-        bytes.append(UInt8(ascii: "]"))
+    private mutating func close(_ bracket: UInt8) {
+        bytes.append(bracket)
         atStart = false
     }
 
