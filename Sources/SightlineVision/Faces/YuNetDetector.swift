@@ -254,7 +254,7 @@ public final class YuNetDetector: FaceDetector {
         defer { frameWide = nil }
         var profile = FacePassProfile()
         // How this pass's large forward passes hand their buffers back (`YuNetNetwork.LargePassTrim`):
-        // a large frame's fine passes once a second at most every few seconds, a new picture's at once.
+        // paced on a large frame, at once on a small one and on a new picture's back-to-back fine passes.
         let newPictureFine = fine.map { $0 < FaceDetectionPolicy.defaultFinePassesOnNewPicture } ?? false
         network.largePassTrim = frame.width * frame.height > YuNetNetwork.pacedTrimPixels && !newPictureFine
             ? .paced : .atOnce

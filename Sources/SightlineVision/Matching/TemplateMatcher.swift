@@ -218,15 +218,19 @@ public final class TemplateMatcher {
             // and the scales beside it tried only every `scaleCheckFrames`
             // frames or when its score falls (a zoom): one match a frame
             // instead of three for a template that moves without zooming.
-            if track.hit.framesSinceScaleCheck + 1 < Self.scaleCheckFrames,
-               var hit = try refine(template, around: track.hit, in: fine, margin: margin, scaleOffsets: [0],
-                                    angleOffsets: [0]),
-               hit.score >= template.threshold, hit.score >= track.hit.score - Self.heldScaleScoreDrop {
+            let held = track.hit.framesSinceScaleCheck + 1 < Self.scaleCheckFrames
+                ? try refine(template, around: track.hit, in: fine, margin: margin, scaleOffsets: [0], angleOffsets: [0])
+                : nil
+            if var hit = held, hit.score >= template.threshold, hit.score >= track.hit.score - Self.heldScaleScoreDrop {
                 hit.framesSinceScaleCheck = track.hit.framesSinceScaleCheck + 1
                 hits.append(hit)
-            } else if let hit = try refine(template, around: track.hit, in: fine, margin: margin,
-                                           scaleOffsets: [-2, 0, 2], angleOffsets: [0]),
-                      hit.score >= template.threshold {
+                continue
+            }
+            // The scales beside it (its own too, unless just matched above); the best wins.
+            let beside = try refine(template, around: track.hit, in: fine, margin: margin,
+                                    scaleOffsets: held == nil ? [-2, 0, 2] : [-2, 2], angleOffsets: [0])
+            if let hit = [held, beside].compactMap({ $0 }).max(by: { $0.score < $1.score }),
+               hit.score >= template.threshold {
                 hits.append(hit)
             }
         }
