@@ -126,12 +126,15 @@ package final class FaceFlow {
         return PixelRect(x: x0, y: y0, w: max(0, x1 - x0), h: max(0, y1 - y0))
     }
 
-    /// A window a quarter of the face (odd, 9 to 15 pixels, at most
+    /// A window a quarter of the face (odd, 9 to 11 pixels, at most
     /// `FlowPyramid.window`): large enough to hold texture, small enough to
     /// stay on the face. With 4x4 grid points and two pyramid levels (a step
-    /// of up to about 28 pixels a frame) this is half the work of 21 pixels,
-    /// 5x5 points and three levels, with the same roll error on the live
-    /// face video (scripts/live-faces.py: median 2.4-2.6 degrees against 2.4).
+    /// of up to about 20 pixels a frame) this is a quarter of the work of 21
+    /// pixels, 5x5 points and three levels. 15 pixels before cost the pan
+    /// of 6-9 faces (scripts/make-face-pan.py) about 0.01 cores more, with
+    /// the same roll error on the live face video (scripts/live-faces.py:
+    /// median 2.4-2.8 degrees, p90 6.5-8.4, both ways) and the pan's faces
+    /// found as often (0.98).
     static func window(for box: PixelRect<Double>) -> Int {
         min(FlowPyramid.window, max(9, Int(max(box.w, box.h) / 4) | 1))
     }

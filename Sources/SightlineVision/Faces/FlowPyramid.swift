@@ -9,8 +9,8 @@ import CSightlineOpenCV
 /// Thread ownership: made, read and freed on one thread (the pipeline
 /// thread's FaceStage). Not Sendable.
 package final class FlowPyramid {
-    /// The largest search window a pyramid serves (`FaceFlow` picks 9-15).
-    static let window = 15
+    /// The largest search window a pyramid serves (`FaceFlow` picks 9-11).
+    static let window = 11
 
     let pointer: OpaquePointer
     let width: Int
