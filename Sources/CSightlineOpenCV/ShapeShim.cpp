@@ -328,13 +328,28 @@ extern "C" int slcv_hog_faces_create(slcv_hog_faces **out, slcv_error *err) {
 
 extern "C" void slcv_hog_faces_release(slcv_hog_faces *detector) { delete detector; }
 
-extern "C" int slcv_hog_faces_best(slcv_hog_faces *detector, slcv_image gray, double adjust_threshold,
+extern "C" int slcv_hog_faces_best(slcv_hog_faces *detector, slcv_image gray, int skip_levels, double adjust_threshold,
                                    double *best_score, slcv_rect_d *best_box, int *found, slcv_error *err) {
     return guarded(err, [&] {
         if (gray.channels != 1) return fail(err, 42, "the HOG detector runs on gray images");
+        if (skip_levels < 0) return fail(err, 43, "negative pyramid levels to skip");
         GrayView view{&gray};
         std::vector<dlib::rect_detection> hits;
-        detector->detector(view, hits, adjust_threshold);
+        // The detector's scan makes each level from the last with this same
+        // pyramid (scan_fhog_pyramid), so the levels from skip_levels down are its own.
+        dlib::pyramid_down<6> pyramid;
+        if (skip_levels == 0) {
+            detector->detector(view, hits, adjust_threshold);
+        } else {
+            dlib::array2d<unsigned char> level, next;
+            pyramid(view, level);
+            for (int i = 1; i < skip_levels; i++) {
+                pyramid(level, next);
+                dlib::swap(level, next);
+            }
+            detector->detector(level, hits, adjust_threshold);
+            for (auto &hit : hits) hit.rect = pyramid.rect_up(hit.rect, (unsigned int)skip_levels);
+        }
         *found = (int)hits.size();
         for (const auto &hit : hits) {
             if (hit.detection_confidence > *best_score) {

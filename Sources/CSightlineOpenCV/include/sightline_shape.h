@@ -58,9 +58,14 @@ void slcv_hog_faces_release(slcv_hog_faces *detector);
 // The strongest detection's score (the SVM's margin; dlib reports a face at
 // 0 and above) in the 8-bit gray view, among detections at least
 // `adjust_threshold` (negative looks further); *found is the number of
-// detections and *best_* the strongest one's box (unchanged when none).
-int slcv_hog_faces_best(slcv_hog_faces *detector, slcv_image gray, double adjust_threshold, double *best_score,
-                        slcv_rect_d *best_box, int *found, slcv_error *err);
+// detections and *best_* the strongest one's box (gray's pixels; unchanged
+// when none). The scan starts `skip_levels` levels down dlib's pyramid
+// (each 5/6 of the last, made as dlib makes them, so the levels scanned and
+// their scores are the full scan's; its boxes are mapped up from the first
+// level scanned, so they may differ from the full scan's by a pixel): faces
+// smaller than the window at those levels are not looked for.
+int slcv_hog_faces_best(slcv_hog_faces *detector, slcv_image gray, int skip_levels, double adjust_threshold,
+                        double *best_score, slcv_rect_d *best_box, int *found, slcv_error *err);
 
 #ifdef __cplusplus
 }

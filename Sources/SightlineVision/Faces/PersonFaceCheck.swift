@@ -30,6 +30,15 @@ package final class PersonFaceCheck {
     /// Scores under this need the 68-point fit's nose to agree (see above).
     static let doubtfulScore = 0.3
     static let maxNoseOffset = 0.2
+    /// The scan starts this many levels down dlib's pyramid (each 5/6 of the
+    /// last). The crop puts the face at a box of 128 of its 192 pixels, which
+    /// the detector (its box about 72 pixels at the level that finds it)
+    /// finds at levels 2-4: on the 172 checks of the labelled and shared
+    /// photos (people's faces and animals') every best hit was 105, 125 or
+    /// 150 pixels wide, none 72 or 87 (levels 0 and 1). Those two levels
+    /// were three fifths of the scan's pixels; the levels scanned are the
+    /// full scan's own, so their scores are unchanged.
+    static let skippedLevels = 2
 
     private let handle: OpaquePointer
     /// dlib's 68-point model, nil when it does not load.
@@ -65,9 +74,9 @@ package final class PersonFaceCheck {
     /// or when the score is under `doubtfulScore` and the 68-point fit's nose lies
     /// further than `maxNoseOffset` from the detector's.
     package func score(_ crop: UprightFaceCrop) throws -> Double {
-        var best = Self.searchThreshold, box = slcv_rect_d(), found: Int32 = 0
-        try OpenCVError.check { slcv_hog_faces_best(handle, crop.image.cView, Self.searchThreshold, &best, &box, &found, $0) }
-        guard found > 0 else { return Self.searchThreshold }
+        guard let (best, box) = try strongest(in: crop.image, skippingLevels: Self.skippedLevels) else {
+            return Self.searchThreshold
+        }
         let centre = Double(UprightFaceCrop.side) / 2
         let offset = hypot(box.x + box.width / 2 - centre, box.y + box.height / 2 - centre)
         guard offset <= UprightFaceCrop.boxSide / 3 else { return Self.searchThreshold }
@@ -75,6 +84,17 @@ package final class PersonFaceCheck {
             return Self.searchThreshold
         }
         return best
+    }
+
+    /// The HOG detector's strongest detection in `gray` down to
+    /// `searchThreshold` (its score and box, in `gray`'s pixels), the scan
+    /// starting `skippingLevels` levels down dlib's pyramid; nil when none.
+    func strongest(in gray: ImageBuffer, skippingLevels levels: Int) throws -> (score: Double, box: slcv_rect_d)? {
+        var best = Self.searchThreshold, box = slcv_rect_d(), found: Int32 = 0
+        try OpenCVError.check {
+            slcv_hog_faces_best(handle, gray.cView, Int32(levels), Self.searchThreshold, &best, &box, &found, $0)
+        }
+        return found > 0 ? (best, box) : nil
     }
 
     /// How far dlib's 68-point fit puts the nose tip from the detector's nose,

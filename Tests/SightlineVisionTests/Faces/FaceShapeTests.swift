@@ -181,4 +181,37 @@ struct FaceShapeTests {
         #expect(try detector.detect(in: image, gray: nil, limit: 10).isEmpty)
         #expect(detector.lastPass.refused >= 1)
     }
+
+    @Test("the person check's scan from two levels down dlib's pyramid finds each face's crop as the full scan does: same score, the box within a pixel")
+    func personCheckSkipsLevelsWithoutChange() throws {
+        let check = try PersonFaceCheck()
+        var photos = FaceTestData.labelledPhotos.map { FaceTestData.faces + "/" + $0 }
+        photos.append(Self.labelledFaces + "/dlib_dogs.jpg")
+        var unchecked = YuNetDetector.Options.stillImage
+        unchecked.checkPersons = false
+        let detector = try YuNetDetectorTests.detector(unchecked)
+        var compared = 0
+        for path in photos where FileManager.default.fileExists(atPath: path) {
+            let image = try ImageIO.read(path: path)
+            let gray = try ImageOps.gray(image)
+            for face in try detector.detect(in: image, gray: nil, limit: 50) {
+                guard let landmarks = face.landmarks, let crop = try UprightFaceCrop(gray: gray, landmarks: landmarks)
+                else { continue }
+                let full = try check.strongest(in: crop.image, skippingLevels: 0)
+                let skipped = try check.strongest(in: crop.image, skippingLevels: PersonFaceCheck.skippedLevels)
+                // The full scan's levels 0 and 1 hold boxes of about 72 and 87 pixels; the crop's face is 128.
+                if let full, full.box.width > 100 {
+                    let same = try #require(skipped, "\(path): the face at \(face.box) lost")
+                    #expect(abs(same.score - full.score) < 1e-9, "\(path): \(same.score) against \(full.score)")
+                    // Mapped back from the level scanned first, then up the two skipped (each rounded to pixels).
+                    #expect(abs(same.box.x - full.box.x) <= 1 && abs(same.box.y - full.box.y) <= 1
+                            && abs(same.box.width - full.box.width) <= 1, "\(path): \(same.box) against \(full.box)")
+                    compared += 1
+                }
+            }
+        }
+        #expect(compared >= 15, "the shared photos' faces were read (\(compared))")
+        let noise = ImageBuffer(width: 192, height: 192, channels: 1)
+        #expect(throws: OpenCVError.self) { try check.strongest(in: noise, skippingLevels: -1) }
+    }
 }
