@@ -29,13 +29,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+from loadtest import free_port, stop  # noqa: E402  (the load test's own: a free loopback port, SIGTERM then kill)
+
 DEFAULT_SERVER_ARGS = ["--template=config/demo-template.png", "--no-clips"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def loadtest(*args: str) -> dict:
@@ -66,11 +63,7 @@ def loop_run(video: Path, seconds: float, clients: int) -> dict:
         return loadtest("--url", f"http://127.0.0.1:{port}", "--pid", str(loop.pid), "--clients", str(clients),
                         "--seconds", str(seconds))
     finally:
-        loop.terminate()
-        try:
-            loop.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            loop.kill()
+        stop(loop)
 
 
 def main() -> None:
