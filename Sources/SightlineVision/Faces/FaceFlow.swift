@@ -131,7 +131,7 @@ package final class FaceFlow {
     /// stay on the face. With 4x4 grid points and two pyramid levels (a step
     /// of up to about 20 pixels a frame) this is a quarter of the work of 21
     /// pixels, 5x5 points and three levels. 15 pixels before cost the pan
-    /// of 6-9 faces (scripts/make-face-pan.py) about 0.01 cores more, with
+    /// past 20 faces (scripts/make-face-crowd.py --faces people) about 0.01 cores more, with
     /// the same roll error on the live face video (scripts/live-faces.py:
     /// median 2.4-2.8 degrees, p90 6.5-8.4, both ways) and the pan's faces
     /// found as often (0.98).
