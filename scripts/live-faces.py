@@ -55,6 +55,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "Tests" / "e2e"))
 sys.path.insert(0, str(REPO / "scripts"))
 from scenes import jpeg_bytes, write_mjpeg_avi  # noqa: E402
+from loadtest import cpu_seconds, free_port, stop  # noqa: E402  (a process's CPU seconds, a free loopback port, SIGTERM then kill)
 
 import importlib  # noqa: E402
 
@@ -230,18 +231,6 @@ class Scorer:
         }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 async def read_stream(port: int, seconds: float, scorer: Scorer) -> int:
     from websockets.asyncio.client import connect
     received = 0
@@ -293,11 +282,7 @@ def score(args) -> None:
         received = asyncio.run(read_stream(port, args.seconds, scorer))
         cores = (cpu_seconds(proc.pid) - used) / (time.monotonic() - started)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
     result = {"video": str(args.video), "seconds": args.seconds, "framesReceived": received,
               "cores": round(cores, 3), **scorer.summary()}
     if args.misses:
