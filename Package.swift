@@ -205,7 +205,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SightlinePipelineTests",
-            dependencies: ["SightlinePipeline", "SightlineVision", "SightlineSupport", "SightlineTesting", "CSightlineV4L2",
+            dependencies: ["SightlinePipeline", "SightlineVision", "SightlineSupport", "SightlineTesting", "CSightlineV4L2", "CTurboJPEG",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: testSettings
         ),

@@ -1001,6 +1001,33 @@ static int read_next(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_unit *
     }
 }
 
+int sl_av_reader_read_packet(sl_av_reader *r, int *got, sl_av_unit *unit, sl_av_error *err) {
+    clear(err);
+    *got = 0;
+    memset(unit, 0, sizeof *unit);
+    r->kept = 0;
+    if (r->keep != 2) return fail(err, AVERROR(EINVAL), "the reader does not keep MJPEG units");
+    av_packet_unref(r->unit);
+    if (r->ended) return 0;
+    arm_reader(r);
+    for (;;) {
+        int status = av_read_frame(r->fmt, r->unit);
+        if (status == AVERROR_EOF || (status < 0 && r->fmt->pb && avio_feof(r->fmt->pb) && !r->fmt->pb->error &&
+                                      !reader_interrupt(r))) {
+            r->ended = 1;
+            return 0;
+        }
+        if (status < 0) return reader_fail(r, err, status, "reading the input");
+        if (r->unit->stream_index == r->video && r->unit->size > 0) break;
+        av_packet_unref(r->unit);
+    }
+    unit->data = r->unit->data;
+    unit->size = (size_t)r->unit->size;
+    unit->is_key = 1;
+    *got = 1;
+    return 0;
+}
+
 int sl_av_reader_rewind(sl_av_reader *r, sl_av_error *err) {
     clear(err);
     r->kept = 0;

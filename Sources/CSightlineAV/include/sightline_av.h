@@ -218,6 +218,13 @@ int sl_av_reader_reorders(sl_av_reader *r);
 // from when the reader keeps units (else data is NULL).
 int sl_av_reader_read_unit(sl_av_reader *r, int *got, sl_av_picture *out, sl_av_unit *unit, sl_av_error *err);
 
+// MJPEG kept as units only: the next packet of the video stream as it is
+// (one JPEG), with no decoding, into *unit (owned by the reader, valid until
+// its next read, rewind or close); the caller decodes it. *got is 0 at the
+// end of the input. Returns 0 or the error code (a timeout is
+// AVERROR(ETIMEDOUT)); an error when the reader does not keep MJPEG units.
+int sl_av_reader_read_packet(sl_av_reader *r, int *got, sl_av_unit *unit, sl_av_error *err);
+
 // Like sl_av_reader_read_unit, but keeps the decoded picture as the decoder
 // gave it (until the next read) and says its size: sl_av_reader_convert then
 // writes it in BGR24 straight into the caller's buffer, with no copy between.

@@ -45,6 +45,10 @@ public final class VideoCaptureSource: FrameSource {
     /// The stream turned out to reorder pictures (B-frames): from the next
     /// open on, nothing is passed on and viewers get pictures encoded here.
     private var reorders = false
+    /// The MJPEG's JPEGs turned out to be ones TurboJPEG does not decode as
+    /// libavcodec does (`VideoReader.JPEGsRefused`): from the next open on,
+    /// libavcodec decodes them.
+    private var jpegsRefused = false
     private var fps = 0.0
     /// Frames in the file as its container reports them (nil for streams,
     /// or when it does not say); known once opened.
@@ -68,7 +72,7 @@ public final class VideoCaptureSource: FrameSource {
         // A path goes to libavformat as a file: URL, so a colon in it is not
         // taken for a protocol.
         try VideoReader(url: isFile ? "file:" + uri : uri, live: !isFile, timeout: Self.timeout,
-                        keepUnits: passOn && !reorders)
+                        keepUnits: passOn && !reorders, jpegsByTurboJPEG: !jpegsRefused)
     }
 
     public func open() throws -> SourceFormat {
@@ -93,6 +97,10 @@ public final class VideoCaptureSource: FrameSource {
         let first: CapturedImage
         do {
             first = try read()
+        } catch is VideoReader.JPEGsRefused {
+            close()
+            jpegsRefused = true
+            return try open()
         } catch SourceError.endOfStream {
             close()
             throw SourceError.cannotOpen("\(uri): no picture could be decoded")
@@ -103,8 +111,9 @@ public final class VideoCaptureSource: FrameSource {
         pending = first
         // The first picture is converted now, so a format libswscale cannot
         // convert is refused here rather than later (the others are converted
-        // only when asked for, see `FramePicture`).
-        _ = first.image
+        // only when asked for, see `FramePicture`). A JPEG reader has decoded
+        // its first JPEG in full already (`VideoReader.JPEGsRefused`).
+        if !opened.readsJPEGs { _ = first.image }
         return SourceFormat(width: first.picture.width, height: first.picture.height, fps: fps,
                             pixelFormat: opened.info.codec, passedOn: passedOn)
     }
@@ -134,6 +143,8 @@ public final class VideoCaptureSource: FrameSource {
         let picture: VideoReader.Picture?
         do {
             picture = try reader.readPicture()
+        } catch let refused as VideoReader.JPEGsRefused {
+            throw refused
         } catch let error as AVError where error.code == AVError.timedOut {
             throw SourceError.timeout("\(error)")
         } catch {

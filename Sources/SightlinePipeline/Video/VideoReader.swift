@@ -18,6 +18,9 @@ public final class VideoReader {
         public var frameCount: Int?
         /// libavcodec's name of the codec ("h264", "mpeg4", "mjpeg").
         public var codec: String
+        /// The picture size the container gives (0 when it gives none).
+        public var width = 0
+        public var height = 0
     }
 
     /// A picture and, when the reader keeps units, the compressed frame it came from.
@@ -39,6 +42,11 @@ public final class VideoReader {
     public let info: Info
     /// What `keepUnits` found to keep (nil: nothing; the codec's units are not passed on).
     public private(set) var unitCodec: SourceUnit.Codec?
+    /// MJPEG whose JPEGs are read as they are and decoded by TurboJPEG when
+    /// asked for (`JPEGPicture`), not by libavcodec.
+    public let readsJPEGs: Bool
+    /// Reads the JPEGs' headers (`readsJPEGs`).
+    private var jpegHeaders: JPEGDecoder?
 
     /// Opens `url` (a path, or any URL libavformat reads: rtsp:// over TCP,
     /// http://) and its best video stream's decoder. `live` keeps every
@@ -46,8 +54,10 @@ public final class VideoReader {
     /// frame threads. Connecting, probing and each read give up after
     /// `timeout` seconds.
     /// `keepUnits`: keep each picture's packet (H.264 and MJPEG) to hand on beside it.
+    /// `jpegsByTurboJPEG`: with `keepUnits`, an MJPEG input's JPEGs are not
+    /// decoded by libavcodec but given as `JPEGPicture`s (`readsJPEGs`).
     public init(url: String, live: Bool, timeout: Double = 5, threads: Int = VideoReader.defaultThreads,
-                keepUnits: Bool = false) throws {
+                keepUnits: Bool = false, jpegsByTurboJPEG: Bool = false) throws {
         var raw = sl_av_reader_info()
         handle = try AVError.check { error in
             sl_av_reader_open(url, Int32(max(1, timeout * 1000)), Int32(max(1, threads)), live ? 1 : 0, &raw, error)
@@ -55,12 +65,13 @@ public final class VideoReader {
         let codec = withUnsafeBytes(of: &raw.codec) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         info = Info(fps: raw.fps > 0 ? raw.fps : nil,
                     frameCount: raw.frame_count > 0 && raw.frame_count < 1_000_000_000 ? Int(raw.frame_count) : nil,
-                    codec: codec)
+                    codec: codec, width: Int(max(0, raw.width)), height: Int(max(0, raw.height)))
         if keepUnits {
             let handle = self.handle
             let kept = try AVError.check { sl_av_reader_keep_units(handle, $0) }
             unitCodec = kept == 1 ? .h264 : kept == 2 ? .mjpeg : nil
         }
+        readsJPEGs = jpegsByTurboJPEG && unitCodec == .mjpeg
     }
 
     /// The stream's SPS and PPS, Annex B, as its container gave them (empty: they come in band).
@@ -77,6 +88,7 @@ public final class VideoReader {
 
     /// The next picture with its unit, or nil at the end of the input.
     public func readPicture() throws -> Picture? {
+        if readsJPEGs { return try readJPEG() }
         var got: Int32 = 0, width: Int32 = 0, height: Int32 = 0
         var unit = sl_av_unit()
         try AVError.check { sl_av_reader_read_unit_kept(handle, &got, &width, &height, &unit, $0) }
@@ -98,6 +110,58 @@ public final class VideoReader {
         }
         result.lostBefore = unit.lost != 0
         return result
+    }
+
+    /// Packets whose JPEG header TurboJPEG cannot read are skipped (counted
+    /// as lost), as libavcodec skips packets it refuses, unless this many
+    /// come in a row.
+    static let refusedJPEGsInARow = 100
+
+    /// The next JPEG packet as a picture decoded when asked for, with the
+    /// packet as its unit.
+    private func readJPEG() throws -> Picture? {
+        let headers = try jpegHeaders ?? JPEGDecoder()
+        jpegHeaders = headers
+        var lost = false
+        for _ in 0..<Self.refusedJPEGsInARow {
+            var got: Int32 = 0
+            var unit = sl_av_unit()
+            try AVError.check { sl_av_reader_read_packet(handle, &got, &unit, $0) }
+            guard got != 0, let data = unit.data else { return nil }
+            let jpeg = Data(bytes: data, count: unit.size)
+            guard let picture = try? JPEGPicture(jpeg: jpeg, headerBy: headers) else {
+                lost = true
+                continue
+            }
+            if !firstJPEGChecked {
+                try checkFirst(picture)
+                firstJPEGChecked = true
+            }
+            return Picture(picture: FramePicture(converting: picture), unit: jpeg, unitIsKey: true, lostBefore: lost)
+        }
+        throw AVError(code: -1, message: "\(Self.refusedJPEGsInARow) JPEGs in a row had no header TurboJPEG could read")
+    }
+
+    /// The first JPEG is decoded in full at once, so an MJPEG that TurboJPEG
+    /// cannot decode (CMYK, 12 bits, lossless) or that libavcodec reads
+    /// otherwise (interlaced: a field per JPEG, half the container's height)
+    /// is found at open, and read through libavcodec instead.
+    public struct JPEGsRefused: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    private var firstJPEGChecked = false
+
+    private func checkFirst(_ picture: JPEGPicture) throws {
+        if info.width > 0, info.height > 0, (picture.width, picture.height) != (info.width, info.height) {
+            throw JPEGsRefused(description: "the JPEGs are \(picture.width)x\(picture.height) in a "
+                               + "\(info.width)x\(info.height) stream")
+        }
+        do {
+            _ = try picture.converted(width: picture.width, height: picture.height)
+        } catch {
+            throw JPEGsRefused(description: "TurboJPEG cannot decode the first JPEG (\(error))")
+        }
     }
 
     /// Two decoder threads at most: the capture thread shares the machine

@@ -52,7 +52,37 @@ public final class JPEGDecoder {
         return image
     }
 
-    /// Decodes into an existing BGR buffer of the JPEG's size.
+    /// Decodes to BGR at the smallest of TurboJPEG's scales (8/8, 7/8 ... 1/8:
+    /// the IDCT itself makes the smaller picture, so the pixels it drops are
+    /// never computed) that is still at least `width` x `height`; the caller
+    /// scales the rest of the way. At full size when no scale is smaller.
+    public func decode(_ jpeg: Data, atLeastWidth width: Int, height: Int) throws -> ImageBuffer {
+        let (fullWidth, fullHeight) = try size(of: jpeg)
+        guard fullWidth > 0, fullHeight > 0 else { throw JPEGError(message: "empty image") }
+        var (scaledWidth, scaledHeight) = (fullWidth, fullHeight)
+        for factor in Self.scalingFactors {
+            let w = Self.scaled(fullWidth, factor), h = Self.scaled(fullHeight, factor)
+            if w >= width, h >= height, w * h < scaledWidth * scaledHeight { (scaledWidth, scaledHeight) = (w, h) }
+        }
+        let image = ImageBuffer(width: scaledWidth, height: scaledHeight, channels: 3, zeroed: false)
+        try decode(jpeg, into: image)
+        return image
+    }
+
+    /// TurboJPEG's scaling factors (num/denom), read once.
+    private static let scalingFactors: [(num: Int, denom: Int)] = {
+        var count: Int32 = 0
+        guard let factors = tjGetScalingFactors(&count), count > 0 else { return [] }
+        return (0..<Int(count)).map { (Int(factors[$0].num), Int(factors[$0].denom)) }
+    }()
+
+    /// TJSCALED: a dimension at a scaling factor, rounded up as the IDCT does.
+    private static func scaled(_ dimension: Int, _ factor: (num: Int, denom: Int)) -> Int {
+        (dimension * factor.num + factor.denom - 1) / factor.denom
+    }
+
+    /// Decodes into an existing BGR buffer of the JPEG's size, or of one of
+    /// its scaled sizes (`decode(_:atLeastWidth:height:)`).
     public func decode(_ jpeg: Data, into image: ImageBuffer, strict: Bool = false) throws {
         let status = jpeg.withUnsafeBytes { raw in
             tjDecompress2(handle, raw.bindMemory(to: UInt8.self).baseAddress, UInt(raw.count), image.bytes,

@@ -1,0 +1,133 @@
+import CTurboJPEG
+import Foundation
+import Testing
+@testable import SightlineSupport
+@testable import SightlineVision
+@testable import SightlinePipeline
+import SightlineTesting
+
+/// An MJPEG file's or stream's JPEGs are read as they are (`sl_av_reader_read_packet`)
+/// and decoded by TurboJPEG only when and at the size asked for (`JPEGPicture`);
+/// JPEGs TurboJPEG cannot decode to BGR go through libavcodec as before.
+@Suite struct JPEGPictureTests {
+    private func meanDifference(_ a: ImageBuffer, _ b: ImageBuffer) -> Double {
+        precondition(a.width == b.width && a.height == b.height && a.channels == b.channels)
+        var total = 0
+        for y in 0..<a.height {
+            let rowA = a.bytes + y * a.stride, rowB = b.bytes + y * b.stride
+            for x in 0..<(a.width * a.channels) { total += abs(Int(rowA[x]) - Int(rowB[x])) }
+        }
+        return Double(total) / Double(a.width * a.height * a.channels)
+    }
+
+    /// Six 1280x720 frames of FFmpeg's moving test pattern, MJPEG in AVI (4:2:0, as cameras send).
+    private func makeMJPEG(in dir: String) throws -> String {
+        let path = dir + "/pattern.avi"
+        try FFmpegTools.run(FFmpegTools.ffmpeg, ["-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=25", "-frames:v", "6",
+                                                 "-c:v", "mjpeg", "-pix_fmt", "yuvj420p", "-q:v", "3", path])
+        return path
+    }
+
+    @Test(.enabled(if: FFmpegTools.installed, FFmpegTools.skipMessage))
+    func mjpegFramesAreTheirJPEGsDecodedWhenAskedAsLibavcodecDecodesThem() throws {
+        let dir = try TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = try makeMJPEG(in: dir)
+        let source = VideoCaptureSource(uri: path, kind: .file(pace: .max))
+        let format = try source.open()
+        defer { source.close() }
+        #expect((format.width, format.height) == (1280, 720))
+        #expect(format.passedOn == .mjpeg)
+        let reference = try VideoReader(url: path, live: false)
+        var references: [ImageBuffer] = []
+        while let image = try reference.read() { references.append(image) }
+        #expect(references.count == 6)
+
+        // Six frames and two more after the loop: the first two again.
+        for index in 0..<8 {
+            let captured = try source.nextImage()
+            let expected = references[index % 6]
+            let jpeg = try #require(captured.sourceUnit?.data, "frame \(index) has no JPEG to pass on")
+            #expect(jpeg.starts(with: [0xFF, 0xD8]))
+            #expect(!captured.picture.isConverted, "reading a frame must not decode it")
+            // The detection-size copy, made without the full picture (TurboJPEG
+            // decodes at 1/2, then it is scaled the rest of the way).
+            let copy = try AnalysisSize(longSide: 640).analysed(captured.picture)
+            #expect(copy.width == 640 && copy.height == 360)
+            #expect(!captured.picture.isConverted, "the analysed copy must not make the full picture")
+            let scaledReference = try ImageOps.scaledDown(expected, width: 640, height: 360)
+            let copyDifference = meanDifference(copy, scaledReference)
+            #expect(copyDifference < 3, "frame \(index): the copy differs by \(copyDifference) levels")
+            // The full picture: TurboJPEG's fast IDCT and upsampling against
+            // libavcodec's, a level or two apart, not a different picture.
+            let full = captured.picture.image
+            #expect(full.width == 1280 && full.height == 720)
+            let difference = meanDifference(full, expected)
+            #expect(difference < 2, "frame \(index): the decoded frame differs by \(difference) levels")
+            let other = references[(index + 3) % 6]
+            #expect(meanDifference(full, other) > difference + 1, "frame \(index) reads as another frame")
+        }
+    }
+
+    @Test func aScaledDecodeTakesTheSmallestIDCTScaleStillLargeEnough() throws {
+        let image = ImageBuffer(width: 1280, height: 720, channels: 3)
+        for y in 0..<720 { for x in 0..<(1280 * 3) { image.bytes[y * image.stride + x] = UInt8((x / 3 + y) & 0xFF) } }
+        let jpeg = try JPEGEncoder(quality: 90).encode(image)
+        let decoder = try JPEGDecoder()
+        let quarter = try decoder.decode(jpeg, atLeastWidth: 320, height: 180)
+        #expect((quarter.width, quarter.height) == (320, 180))
+        let justOver = try decoder.decode(jpeg, atLeastWidth: 321, height: 180)
+        #expect((justOver.width, justOver.height) == (480, 270), "3/8 is the next scale up from 1/4")
+        let full = try decoder.decode(jpeg, atLeastWidth: 1280, height: 720)
+        #expect((full.width, full.height) == (1280, 720))
+        let picture = try JPEGPicture(jpeg: jpeg, headerBy: decoder)
+        let copy = try picture.converted(width: 400, height: 225)
+        #expect((copy.width, copy.height) == (400, 225))
+        let reference = try ImageOps.scaledDown(try decoder.decode(jpeg), width: 400, height: 225)
+        #expect(meanDifference(copy, reference) < 3)
+        #expect(throws: JPEGError.self) { try JPEGPicture(jpeg: Data([0xFF, 0xD8, 0xFF, 0xE0, 1, 2]), headerBy: decoder) }
+    }
+
+    /// A JPEG in CMYK (as Adobe software writes): libavcodec decodes it,
+    /// TurboJPEG decodes it only to CMYK, never to BGR.
+    private func cmykJPEG(width: Int, height: Int, seed: Int) throws -> Data {
+        var pixels = [UInt8](repeating: 0, count: width * height * 4)
+        for i in 0..<pixels.count { pixels[i] = UInt8((i * 7 + seed * 31 + (i / (width * 4)) * 3) & 0xFF) }
+        let handle = try #require(tjInitCompress())
+        defer { tjDestroy(handle) }
+        var buffer: UnsafeMutablePointer<UInt8>?
+        var size: UInt = 0
+        let status = tjCompress2(handle, pixels, Int32(width), 0, Int32(height), Int32(TJPF_CMYK.rawValue),
+                                 &buffer, &size, Int32(TJSAMP_444.rawValue), 90, 0)
+        defer { if let buffer { tjFree(buffer) } }
+        try #require(status == 0, "TurboJPEG could not write a CMYK JPEG")
+        return Data(bytes: try #require(buffer), count: Int(size))
+    }
+
+    @Test(.enabled(if: FFmpegTools.installed, FFmpegTools.skipMessage))
+    func jpegsTurboJPEGCannotDecodeGoThroughLibavcodec() throws {
+        let dir = try TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for index in 0..<3 {
+            try cmykJPEG(width: 160, height: 120, seed: index).write(to: URL(fileURLWithPath: dir + "/f\(index).jpg"))
+        }
+        let path = dir + "/cmyk.avi"
+        try FFmpegTools.run(FFmpegTools.ffmpeg, ["-f", "image2", "-i", dir + "/f%d.jpg", "-c:v", "copy", path])
+        let direct = try VideoReader(url: path, live: false, keepUnits: true, jpegsByTurboJPEG: true)
+        #expect(direct.readsJPEGs)
+        #expect(throws: VideoReader.JPEGsRefused.self) { try direct.readPicture() }
+
+        let source = VideoCaptureSource(uri: path, kind: .file(pace: .max))
+        let format = try source.open()
+        defer { source.close() }
+        #expect((format.width, format.height) == (160, 120))
+        let reference = try VideoReader(url: path, live: false)
+        for index in 0..<3 {
+            let image = try source.nextImage().image
+            let expected = try #require(try reference.read())
+            #expect(image.width == expected.width && image.height == expected.height)
+            #expect(memcmp(image.bytes, expected.bytes, image.byteCount) == 0,
+                    "frame \(index) is not libavcodec's decode")
+        }
+    }
+}
