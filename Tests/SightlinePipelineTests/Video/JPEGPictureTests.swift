@@ -88,6 +88,44 @@ import SightlineTesting
         #expect(throws: JPEGError.self) { try JPEGPicture(jpeg: Data([0xFF, 0xD8, 0xFF, 0xE0, 1, 2]), headerBy: decoder) }
     }
 
+    @Test(.enabled(if: FFmpegTools.installed, FFmpegTools.skipMessage))
+    func damagedJPEGsAreReadAsFarAsTheyGoAndOnesWithoutAHeaderAreSkipped() throws {
+        let dir = try TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FFmpegTools.run(FFmpegTools.ffmpeg, ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "6",
+                                                 "-q:v", "3", dir + "/f%d.jpg"])
+        func url(_ index: Int) -> URL { URL(fileURLWithPath: dir + "/f\(index + 1).jpg") }
+        // Frame 2: its entropy-coded data scrambled past the headers; frame 3: cut
+        // off halfway (a camera's lost packets); frame 4: no JPEG at all.
+        var scrambled = try Data(contentsOf: url(2))
+        let sos = try #require((0..<(scrambled.count - 1)).first { scrambled[$0] == 0xFF && scrambled[$0 + 1] == 0xDA })
+        for i in stride(from: sos + 40, to: scrambled.count - 2, by: 7) { scrambled[i] = UInt8(truncatingIfNeeded: i &* 31) }
+        try scrambled.write(to: url(2))
+        let whole = try Data(contentsOf: url(3))
+        try whole.prefix(whole.count / 2).write(to: url(3))
+        try Data(repeating: 0x5A, count: 3000).write(to: url(4))
+        let path = dir + "/damaged.avi"
+        try FFmpegTools.run(FFmpegTools.ffmpeg, ["-f", "image2", "-framerate", "25", "-start_number", "1",
+                                                 "-i", dir + "/f%d.jpg", "-c:v", "copy", path])
+        let source = VideoCaptureSource(uri: path, kind: .file(pace: .max))
+        #expect(try source.open().passedOn == .mjpeg)
+        defer { source.close() }
+        var sizes: [String] = []
+        var units: [Int] = []
+        for _ in 0..<5 {
+            let captured = try source.nextImage()
+            let image = try AnalysisSize(longSide: 640).analysed(captured.picture)
+            sizes.append("\(image.width)x\(image.height)")
+            units.append(captured.sourceUnit?.data.count ?? 0)
+        }
+        #expect(sizes == Array(repeating: "320x240", count: 5))
+        // Frames 0-3 and 5: the one without a header was skipped, and the next one is frame 5.
+        let expected = [0, 1, 2, 3, 5].map { (try? Data(contentsOf: url($0)).count) ?? -1 }
+        #expect(units == expected)
+        // The loop starts again at frame 0.
+        #expect(try source.nextImage().sourceUnit?.data.count == expected[0])
+    }
+
     /// A JPEG in CMYK (as Adobe software writes): libavcodec decodes it,
     /// TurboJPEG decodes it only to CMYK, never to BGR.
     private func cmykJPEG(width: Int, height: Int, seed: Int) throws -> Data {
