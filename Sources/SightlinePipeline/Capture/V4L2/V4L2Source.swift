@@ -3,7 +3,8 @@ import SightlineVision
 import SightlineSupport
 
 /// A V4L2 camera (`v4l2:/dev/videoN`): negotiates the mode nearest the
-/// request, streams through mmap buffers, and turns each frame into BGR.
+/// request, streams through mmap buffers, and turns each frame into a
+/// picture (BGR at once; MJPEG kept as its JPEG and decoded when asked).
 ///
 /// Threading: every method runs on the single capture thread that owns the
 /// source (FrameSource's rule); nothing here is shared, so there is no lock.
@@ -211,11 +212,11 @@ public final class V4L2Source: FrameSource {
         guard let bytes = buffers.bytes(of: buffer) else {
             throw V4L2FrameConverter.BadFrame(description: "driver returned unknown buffer \(buffer.index)")
         }
-        let image = try converter.image(from: bytes, format: format)
-        // A camera's MJPEG goes on to JPEG viewers as it came (a copy: the buffer goes back to the driver).
-        let unit = passOn && (format.fourCC == .mjpeg || format.fourCC == .jpeg)
-            ? MJPEGUnitFilter.unit(from: Data(bytes)) : nil
-        return CapturedImage(image: image, sourceUnit: unit)
+        let (picture, jpeg) = try converter.picture(from: bytes, format: format)
+        // A camera's MJPEG goes on to JPEG viewers as it came (the converter's
+        // copy: the buffer goes back to the driver).
+        let unit = passOn ? jpeg.flatMap(MJPEGUnitFilter.unit(from:)) : nil
+        return CapturedImage(picture: picture, sourceUnit: unit)
     }
 
     private static func milliseconds(_ duration: Duration) -> Int {
