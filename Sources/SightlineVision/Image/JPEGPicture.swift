@@ -18,11 +18,19 @@ public final class JPEGPicture: PictureConversion {
     public let width: Int
     public let height: Int
 
+    /// The largest side a frame's JPEG may claim (8K is 7680): a stream's
+    /// JPEG whose header claims more is refused before anything is
+    /// allocated for it, as libavcodec refuses pictures past its limit.
+    public static let maximumSide = 8192
+
     /// `jpeg` after reading its header with `decoder` (any, on this thread):
-    /// throws when it has none TurboJPEG can read.
+    /// throws when it has none TurboJPEG can read, or claims a side past `maximumSide`.
     public init(jpeg: Data, headerBy decoder: JPEGDecoder) throws {
         let size = try decoder.size(of: jpeg)
         guard size.width > 0, size.height > 0 else { throw JPEGError(message: "empty image") }
+        guard size.width <= Self.maximumSide, size.height <= Self.maximumSide else {
+            throw JPEGError(message: "a \(size.width)x\(size.height) JPEG; at most \(Self.maximumSide) a side")
+        }
         self.jpeg = jpeg
         width = size.width
         height = size.height

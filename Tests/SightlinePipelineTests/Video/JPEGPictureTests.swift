@@ -86,6 +86,13 @@ import SightlineTesting
         let reference = try ImageOps.scaledDown(try decoder.decode(jpeg), width: 400, height: 225)
         #expect(meanDifference(copy, reference) < 3)
         #expect(throws: JPEGError.self) { try JPEGPicture(jpeg: Data([0xFF, 0xD8, 0xFF, 0xE0, 1, 2]), headerBy: decoder) }
+        // A header claiming 60000x40 (a hostile stream) is refused before any pixel is allocated.
+        var huge = jpeg
+        let sof = try #require((0..<(huge.count - 9)).first { huge[$0] == 0xFF && huge[$0 + 1] == 0xC0 })
+        huge[sof + 7] = UInt8(60000 >> 8)
+        huge[sof + 8] = UInt8(60000 & 0xFF)
+        #expect(try decoder.size(of: huge) == (60000, 720))
+        #expect(throws: JPEGError.self) { try JPEGPicture(jpeg: huge, headerBy: decoder) }
     }
 
     @Test(.enabled(if: FFmpegTools.installed, FFmpegTools.skipMessage))
