@@ -14,13 +14,14 @@ public protocol PictureConversion: Sendable {
 /// A frame's picture: its size at once, its full-size BGR pixels when first
 /// asked for.
 ///
-/// Why: a camera's H.264 is passed on as it is, so at 1080p or 4K most
-/// frames are never needed at full size in BGR. The pipeline analyses a
-/// copy at the detection size, made straight from the decoded YUV in one
-/// scaling pass (`scaled`); the full picture is converted only for what
-/// asks for it (a JPEG viewer, a snapshot, a face pass that reads the full
-/// frame, an encoder), once, and then shared. A picture a source made in
-/// BGR anyway (the demo, V4L2, MJPEG) is simply held (`init(_:)`).
+/// Why: a camera's H.264 or MJPEG is passed on as it is, so at 1080p or 4K
+/// most frames are never needed at full size in BGR. The pipeline analyses
+/// a copy at the detection size, made straight from the decoded YUV in one
+/// scaling pass, or from the JPEG at an IDCT scale (`scaled`); the full
+/// picture is converted only for what asks for it (a JPEG viewer, a
+/// snapshot, a face pass that reads the full frame, an encoder), once, and
+/// then shared. A picture a source made in BGR anyway (the demo, V4L2's
+/// YUYV) is simply held (`init(_:)`).
 ///
 /// Threads: the full picture is made under `full`'s lock by whichever thread
 /// asks first; the others wait for it and then share it read-only (see
