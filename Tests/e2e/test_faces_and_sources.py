@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import TOKEN, FrameLog, http_get, receive_frames, YUNET, yunet_model
+from conftest import TOKEN, FrameLog, http_get, read_mjpeg_parts, receive_frames, YUNET, yunet_model
 
 AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
 
@@ -172,3 +172,25 @@ def test_source_selector_switches_between_offered_sources(sightline, testdata):
     with server.ws() as ws:
         log = receive_frames(ws, FrameLog(), pairs=5, timeout=20)
     assert {(m["width"], m["height"]) for m, *_ in log.pairs[1:]} == {(state["source"]["width"], state["source"]["height"])}
+
+
+def test_an_mjpeg_camera_over_http_is_passed_on_as_it_is_and_its_faces_found(sightline, testdata):
+    """A camera serving MJPEG over HTTP (here another Sightline's /stream.mjpg of a photo): its
+    JPEGs are read as they are and decoded by TurboJPEG only for the analysis (JPEGPicture), so
+    JPEG viewers get the camera's own bytes, and its face is found and tracked as on a file."""
+    yunet_model()
+    upstream = sightline(source=f"file:{testdata}/faces/grace_hopper.jpg")
+    upstream.wait_live()
+    server = sightline("--face-model", YUNET, source=f"http://127.0.0.1:{upstream.port}/stream.mjpg")
+    state = server.wait_live()
+    assert state["source"]["pixelFormat"] == "mjpeg" and state["source"]["passedOn"] == "mjpeg", state["source"]
+    frames = faces_in(server)
+    assert all(len(f) == 1 for f in frames), frames
+    assert all(f[0]["score"] >= 0.8 for f in frames), frames
+    status, _, _, mine = read_mjpeg_parts(server.port, "/stream.mjpg", nparts=2)
+    assert status == 200 and len(mine) == 2
+    status, _, _, theirs = read_mjpeg_parts(upstream.port, "/stream.mjpg", nparts=2)
+    assert status == 200 and len(theirs) == 2
+    # The photo does not change, so every upstream JPEG is the same bytes, and ours are those.
+    assert theirs[0][1] == theirs[1][1], "the upstream's JPEGs of one photo differ"
+    assert all(jpeg == theirs[0][1] for _, jpeg in mine), "a viewer got a JPEG made here, not the camera's"
