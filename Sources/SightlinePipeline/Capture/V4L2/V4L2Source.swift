@@ -85,7 +85,8 @@ public final class V4L2Source: FrameSource {
         }
     }
 
-    /// Waits up to `frameTimeout` for a frame, dequeues it, converts it to BGR
+    /// Waits up to `frameTimeout` for a frame, dequeues it, turns it into a
+    /// picture (BGR, or MJPEG's JPEG copied out to be decoded when asked)
     /// and queues the buffer again. Corrupt frames are skipped. Capture thread only.
     public func nextImage() throws -> CapturedImage {
         guard let format = streamingFormat else { throw SourceError.vanished("\(path) is not open") }
