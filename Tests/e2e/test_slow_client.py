@@ -2,6 +2,7 @@
 
 import contextlib
 import os
+import statistics
 import threading
 import time
 
@@ -13,10 +14,16 @@ WARMUP_TIMEOUT_S = 20.0  # the stalled socket's kernel buffers fill: clientSkips
 WINDOW_FRAMES = 120      # the window: this many frames processed (4 s at the source's rate)
 WINDOW_TIMEOUT_S = 30.0
 MIN_FPS_RATIO = 0.95
-# The server's whole budget with faces on: about 135 MiB before issue 28, plus the
-# 68-point landmark model held compact (about 10 MB, Faces/FaceShapeModel.swift).
-# The growth bound is what catches frames piling up behind the stalled client.
-MAX_RSS_MIB = 165
+# Resident memory is compared as medians of samples 0.25 s apart: before the stalled client
+# connects, and over the window. A single sample says little: on this demo with three viewers
+# and no stalled client, it moved between 141 and 165 MiB (2026-11-29), since a face network's
+# fine pass holds about 12 MB of tensors while it runs, and freed pages go back to the system
+# only every 5 s (MallocArenas.serverTrimSeconds). A bound on the largest sample (165 MiB)
+# failed on such a moment (166.5 MiB, medians 155 before and after). The growth bound is what
+# catches frames piling up behind the stalled client; the whole-server bound only gross leaks.
+RSS_SAMPLE_S = 0.25
+BASELINE_SAMPLES = 8
+MAX_RSS_MIB = 200
 MAX_RSS_GROWTH_MIB = 20
 
 
@@ -25,13 +32,12 @@ def test_slow_client_does_not_hold_back_others(sightline):
     server.wait_live()
     skips_start = server.state()["clientSkips"]
 
-    stalled = ws_handshake_raw(server.port, rcvbuf=4096)   # never read from again
     stop = threading.Event()
     logs = [FrameLog() for _ in range(NORMAL_CLIENTS)]
     threads = []
+    baseline = []
     rss = []
     with contextlib.ExitStack() as stack:
-        stack.callback(stalled.close)
         for log in logs:
             ws = stack.enter_context(server.ws())
             t = threading.Thread(target=receive_frames, args=(ws, log),
@@ -39,6 +45,11 @@ def test_slow_client_does_not_hold_back_others(sightline):
                                  daemon=True)
             t.start()
             threads.append(t)
+        for _ in range(BASELINE_SAMPLES):
+            time.sleep(RSS_SAMPLE_S)
+            baseline.append(server.rss_kib() / 1024)
+        stalled = ws_handshake_raw(server.port, rcvbuf=4096)   # never read from again
+        stack.callback(stalled.close)
 
         # The warm-up ends when the stalled client's buffers are full: the server starts
         # skipping it (its own counter), not after a fixed time.
@@ -52,7 +63,7 @@ def test_slow_client_does_not_hold_back_others(sightline):
         end = time.monotonic() + WINDOW_TIMEOUT_S
         st1 = st0
         while time.monotonic() < end and st1["frames"]["processed"] - st0["frames"]["processed"] < WINDOW_FRAMES:
-            time.sleep(0.25)
+            time.sleep(RSS_SAMPLE_S)
             server.assert_alive()
             rss.append(server.rss_kib())
             st1 = server.state()
@@ -78,12 +89,14 @@ def test_slow_client_does_not_hold_back_others(sightline):
             f"load average {os.getloadavg()}; server: {server.summary()})")
 
     rss_mib = [k / 1024 for k in rss]
-    print(f"slow-client: processed {processed_fps:.1f} fps, clients {report} fps, "
-          f"RSS {rss_mib[0]:.1f}..{max(rss_mib):.1f} MiB, clientSkips {skips_start}->{st1['clientSkips']}")
-    assert max(rss_mib) < MAX_RSS_MIB, f"server RSS reached {max(rss_mib):.1f} MiB (samples {rss_mib})"
-    growth = max(rss_mib) - rss_mib[0]
-    assert growth <= MAX_RSS_GROWTH_MIB, \
-        f"server RSS grew by {growth:.1f} MiB in {dt:.0f} s (samples {[round(m, 1) for m in rss_mib]})"
+    before, during = statistics.median(baseline), statistics.median(rss_mib)
+    print(f"slow-client: processed {processed_fps:.1f} fps, clients {report} fps, RSS median {before:.1f} MiB "
+          f"before the stalled client, {during:.1f} in the window ({min(rss_mib):.1f}..{max(rss_mib):.1f}), "
+          f"clientSkips {skips_start}->{st1['clientSkips']}")
+    samples = f"before {[round(m, 1) for m in baseline]}, window {[round(m, 1) for m in rss_mib]}"
+    assert max(baseline + rss_mib) < MAX_RSS_MIB, f"server RSS reached {max(baseline + rss_mib):.1f} MiB ({samples})"
+    assert during - before <= MAX_RSS_GROWTH_MIB, \
+        f"server RSS grew by {during - before:.1f} MiB (medians) with the stalled client connected ({samples})"
 
     assert st1["clientSkips"] > skips_start, (
         f"clientSkips did not grow ({skips_start} -> {st1['clientSkips']}) although one client "
