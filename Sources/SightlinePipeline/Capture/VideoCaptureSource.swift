@@ -93,7 +93,8 @@ public final class VideoCaptureSource: FrameSource {
         // Decode the first picture to learn the size; it is the first frame
         // given, so none is lost and nothing needs rewinding.
         h264Units = Self.unitFilter(for: opened)
-        passedOn = opened.reorders ? nil : opened.unitCodec
+        // (A JPEG reader gives its JPEGs as units even when none is passed on.)
+        passedOn = passOn && !opened.reorders ? opened.unitCodec : nil
         let first: CapturedImage
         do {
             first = try read()

@@ -54,8 +54,9 @@ public final class VideoReader {
     /// frame threads. Connecting, probing and each read give up after
     /// `timeout` seconds.
     /// `keepUnits`: keep each picture's packet (H.264 and MJPEG) to hand on beside it.
-    /// `jpegsByTurboJPEG`: with `keepUnits`, an MJPEG input's JPEGs are not
-    /// decoded by libavcodec but given as `JPEGPicture`s (`readsJPEGs`).
+    /// `jpegsByTurboJPEG`: an MJPEG input's JPEGs are not decoded by
+    /// libavcodec but given as `JPEGPicture`s (`readsJPEGs`), each with its
+    /// JPEG as the unit, whether or not `keepUnits` asked for units.
     public init(url: String, live: Bool, timeout: Double = 5, threads: Int = VideoReader.defaultThreads,
                 keepUnits: Bool = false, jpegsByTurboJPEG: Bool = false) throws {
         var raw = sl_av_reader_info()
@@ -66,7 +67,7 @@ public final class VideoReader {
         info = Info(fps: raw.fps > 0 ? raw.fps : nil,
                     frameCount: raw.frame_count > 0 && raw.frame_count < 1_000_000_000 ? Int(raw.frame_count) : nil,
                     codec: codec, width: Int(max(0, raw.width)), height: Int(max(0, raw.height)))
-        if keepUnits {
+        if keepUnits || (jpegsByTurboJPEG && codec == "mjpeg") {
             let handle = self.handle
             let kept = try AVError.check { sl_av_reader_keep_units(handle, $0) }
             unitCodec = kept == 1 ? .h264 : kept == 2 ? .mjpeg : nil

@@ -69,6 +69,24 @@ import SightlineTesting
         }
     }
 
+    @Test(.enabled(if: FFmpegTools.installed, FFmpegTools.skipMessage))
+    func withoutPassingOnTheJPEGsAreStillDecodedByTurboJPEGAndNothingGoesOn() throws {
+        let dir = try TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = try makeMJPEG(in: dir)
+        let source = VideoCaptureSource(uri: path, kind: .file(pace: .max), passOn: false)
+        let format = try source.open()
+        defer { source.close() }
+        #expect(format.passedOn == nil)
+        let reference = try VideoReader(url: path, live: false)
+        let captured = try source.nextImage()
+        #expect(captured.sourceUnit == nil, "video.passThrough off: no JPEG goes on as it came")
+        let copy = try AnalysisSize(longSide: 640).analysed(captured.picture)
+        #expect(!captured.picture.isConverted, "a JPEG picture: the copy is made at an IDCT scale")
+        let expected = try ImageOps.scaledDown(try #require(try reference.read()), width: 640, height: 360)
+        #expect(meanDifference(copy, expected) < 3)
+    }
+
     @Test func aScaledDecodeTakesTheSmallestIDCTScaleStillLargeEnough() throws {
         let image = ImageBuffer(width: 1280, height: 720, channels: 3)
         for y in 0..<720 { for x in 0..<(1280 * 3) { image.bytes[y * image.stride + x] = UInt8((x / 3 + y) & 0xFF) } }
