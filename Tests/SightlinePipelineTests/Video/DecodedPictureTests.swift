@@ -18,13 +18,6 @@ import SightlineTesting
         return (path, dir)
     }
 
-    private func meanDifference(_ a: ImageBuffer, _ b: ImageBuffer) -> Double {
-        precondition(a.width == b.width && a.height == b.height && a.channels == b.channels)
-        var total = 0
-        for i in 0..<a.byteCount { total += abs(Int(a.bytes[i]) - Int(b.bytes[i])) }
-        return Double(total) / Double(a.byteCount)
-    }
-
     @Test(.enabled(if: FFmpegTools.installed, FFmpegTools.skipMessage))
     func theFullPictureIsMadeOnceWhenAskedAndIsTheReadersOwnConversion() throws {
         let (path, dir) = try makeVideo()

@@ -10,16 +10,6 @@ import SightlineTesting
 /// and decoded by TurboJPEG only when and at the size asked for (`JPEGPicture`);
 /// JPEGs TurboJPEG cannot decode to BGR go through libavcodec as before.
 @Suite struct JPEGPictureTests {
-    private func meanDifference(_ a: ImageBuffer, _ b: ImageBuffer) -> Double {
-        precondition(a.width == b.width && a.height == b.height && a.channels == b.channels)
-        var total = 0
-        for y in 0..<a.height {
-            let rowA = a.bytes + y * a.stride, rowB = b.bytes + y * b.stride
-            for x in 0..<(a.width * a.channels) { total += abs(Int(rowA[x]) - Int(rowB[x])) }
-        }
-        return Double(total) / Double(a.width * a.height * a.channels)
-    }
-
     /// Six 1280x720 frames of FFmpeg's moving test pattern, MJPEG in AVI (4:2:0, as cameras send).
     private func makeMJPEG(in dir: String) throws -> String {
         let path = dir + "/pattern.avi"
